@@ -1,0 +1,1 @@
+"""veernet-pipeline."""

@@ -1,0 +1,69 @@
+"""Atomic writes: every output appears whole or not at all.
+
+Writers produce a temporary sibling, then `os.replace` renames it over the target, so a crash
+never leaves a half-written file where a reader (or the next run's skip check) would trust it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_path(target: Path | str) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; on success rename it onto `target`.
+
+    The temporary name keeps the target's suffix so writers that infer a format from it
+    (pandas, matplotlib, tifffile) still work.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_dir(target: Path | str) -> Iterator[Path]:
+    """Yield a temporary folder beside `target`; on success it replaces `target` whole.
+
+    An existing `target` is renamed aside first and removed only after the new one is in
+    place, so a reader sees either the old folder or the new one.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        if target.exists():
+            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+            os.replace(target, old / target.name)
+            os.replace(tmp, target)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    """Write `text` to `path` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_bytes_atomic(path: Path | str, data: bytes) -> None:
+    """Write `data` to `path` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
