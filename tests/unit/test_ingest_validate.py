@@ -1,0 +1,225 @@
+"""Ingest a real archive of good and broken scans, then validate it: pandera, GX and quarantine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+import pytest
+
+from veernet_pipeline.config import ValidateParams, load_settings
+from veernet_pipeline.io import tiff
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, ingest_archive, read_manifest
+from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.validation.expectations import run_expectations
+from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
+from veernet_pipeline.validation.schema import manifest_schema
+from veernet_pipeline.validation.validate import validate_manifest
+
+EXTENSIONS = [".tif", ".tiff"]
+CALIBRATION = {
+    "depth": {"top": 1000.0, "bottom": 1250.0, "unit": "FT"},
+    "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 0.0, "bottom_value": 150.0, "scale": "linear"}],
+    "well": {"WELL": "TEST 1"},
+}
+# File -> the quarantine reason it must get ("" = validated). Bounds of the test profile:
+# width 320-640, height 96-128, bits 1/8/16, one page.
+EXPECTED = {
+    "good_zlib.tif": "",
+    "tranche/portrait_lzw.TIFF": "",
+    "tranche/bilevel_packbits.tif": "",
+    "deep_zstd.tif": "",
+    "rgb.tif": "",
+    "good_zlib_copy.tif": ReasonCode.DUPLICATE,
+    "wide.tif": ReasonCode.WIDTH_OUT_OF_RANGE,
+    "short.tif": ReasonCode.HEIGHT_OUT_OF_RANGE,
+    "thirty_two_bit.tif": ReasonCode.BITS_UNSUPPORTED,
+    "two_pages.tif": ReasonCode.TOO_MANY_PAGES,
+    "bad_sidecar.tif": ReasonCode.BAD_CALIBRATION,
+    "broken_truncated.tif": ReasonCode.TRUNCATED,
+    "not_a_scan.TIF": ReasonCode.UNREADABLE,
+    "float.tif": ReasonCode.UNSUPPORTED,
+}
+
+
+@pytest.fixture(scope="module")
+def params() -> ValidateParams:
+    return load_settings(Path(__file__).parents[2] / "params.yaml", profile="test").validate_
+
+
+def _scan(height: int, width: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, height, width])
+    image = np.full((height, width), 255, dtype=np.uint8)
+    rows = np.clip(np.cumsum(rng.integers(-1, 2, width)) + height // 2, 0, height - 1)
+    image[rows, np.arange(width)] = 0
+    return image
+
+
+def _build_archive(raw: Path) -> None:
+    (raw / "tranche").mkdir(parents=True)
+    good = _scan(100, 400, 1)
+    write_tiff(raw / "good_zlib.tif", good, compression="zlib")
+    Calibration.from_dict(CALIBRATION).write(raw / "good_zlib.tif.calib.json")
+    shutil.copy(raw / "good_zlib.tif", raw / "good_zlib_copy.tif")
+    # Stored portrait (depth down the rows): ingest must rotate it to 500 x 110.
+    write_tiff(raw / "tranche" / "portrait_lzw.TIFF", np.rot90(_scan(110, 500, 2), k=-1), compression="lzw")
+    write_tiff(raw / "tranche" / "bilevel_packbits.tif", _scan(96, 320, 3) == 0, compression="packbits",
+               photometric="miniswhite")
+    Calibration.from_dict(CALIBRATION).write(raw / "tranche" / "tranche.calib.json")
+    write_tiff(raw / "deep_zstd.tif", _scan(128, 640, 4).astype(np.uint16) * 257, compression="zstd")
+    write_tiff(raw / "rgb.tif", np.stack([_scan(100, 350, 5)] * 3, axis=-1), photometric="rgb")
+    write_tiff(raw / "wide.tif", _scan(100, 900, 6))
+    write_tiff(raw / "short.tif", _scan(40, 400, 7))
+    write_tiff(raw / "thirty_two_bit.tif", _scan(100, 400, 8).astype(np.uint32) * 16843009)
+    write_tiff(raw / "two_pages.tif", np.stack([_scan(100, 400, 9), _scan(100, 400, 10)]))
+    write_tiff(raw / "bad_sidecar.tif", _scan(100, 400, 11))
+    (raw / "bad_sidecar.tif.calib.json").write_text('{"depth": {"top": 5, "bottom": 5}, "curves": []}')
+    write_tiff(raw / "whole.tif", _scan(100, 400, 12), compression="none")
+    data = (raw / "whole.tif").read_bytes()
+    (raw / "whole.tif").unlink()
+    (raw / "broken_truncated.tif").write_bytes(data[: len(data) // 3])
+    (raw / "not_a_scan.TIF").write_text("scanned by hand, saved as text\n")
+    write_tiff(raw / "float.tif", _scan(100, 400, 13).astype(np.float32))
+    (raw / "notes.txt").write_text("not matched by the extensions")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, params: ValidateParams) -> dict:
+    root = tmp_path_factory.mktemp("archive")
+    raw, ingested, validated = root / "raw", root / "ingested", root / "validated"
+    _build_archive(raw)
+    ingest_counts = ingest_archive(raw, ingested, EXTENSIONS)
+    counts = validate_manifest(ingested, validated, params)
+    return {"root": root, "raw": raw, "ingested": ingested, "validated": validated,
+            "ingest_counts": ingest_counts, "counts": counts}
+
+
+def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
+    manifest, raw_dir = read_manifest(archive["ingested"])
+    assert raw_dir == archive["raw"].resolve()
+    assert tuple(manifest.columns) == MANIFEST_COLUMNS
+    assert manifest["path"].tolist() == sorted(EXPECTED)
+    assert archive["ingest_counts"] == {"files": 14, "decoded": 11, "errors": 3}
+    by_path = manifest.set_index("path")
+    errors = by_path.loc[by_path["error_code"] != "", "error_code"].to_dict()
+    assert errors == {"broken_truncated.tif": "truncated", "float.tif": "unsupported", "not_a_scan.TIF": "unreadable"}
+    for name, row in by_path[by_path["error_code"] != ""].iterrows():
+        assert row["error_message"].startswith(f"{name}: ")
+        assert row["decoded"] == ""
+    portrait = by_path.loc["tranche/portrait_lzw.TIFF"]
+    assert (portrait["stored_width"], portrait["stored_height"]) == (110, 500)
+    assert (portrait["width"], portrait["height"], portrait["rotated"]) == (500, 110, True)
+    assert portrait["calibration"] == "tranche/tranche.calib.json"
+    assert by_path.loc["good_zlib.tif", "calibration"] == "good_zlib.tif.calib.json"
+    assert by_path.loc["wide.tif", "calibration"] == ""
+    assert by_path.loc["deep_zstd.tif", "bits"] == 16 and by_path.loc["deep_zstd.tif", "compression"] == "zstd"
+    assert by_path.loc["tranche/bilevel_packbits.tif", "photometric"] == "miniswhite"
+    assert by_path.loc["good_zlib.tif", "decoded"] == by_path.loc["good_zlib_copy.tif", "decoded"]
+
+
+def test_decoded_scans_are_landscape_uint8(archive: dict) -> None:
+    manifest, _ = read_manifest(archive["ingested"])
+    decoded = manifest[manifest["decoded"] != ""]
+    assert len(set(decoded["decoded"])) == 10  # the copy shares its original's decoded file
+    for row in decoded.itertuples():
+        image = tiff.decode_scan(archive["ingested"] / row.decoded)
+        assert image.shape == (row.height, row.width)
+        assert row.decoded == f"scans/{row.sha256[:16]}.tif"
+    bilevel = manifest.set_index("path").loc["tranche/bilevel_packbits.tif"]
+    image = tiff.decode_scan(archive["ingested"] / bilevel["decoded"])
+    np.testing.assert_array_equal(image, _scan(96, 320, 3))
+
+
+def test_ingest_is_idempotent(archive: dict, tmp_path: Path) -> None:
+    scans = archive["ingested"] / "scans"
+    stamps = {p.name: p.stat().st_mtime_ns for p in scans.iterdir()}
+    before = pd.read_parquet(archive["ingested"] / "manifest.parquet")
+    assert ingest_archive(archive["raw"], archive["ingested"], EXTENSIONS) == archive["ingest_counts"]
+    assert {p.name: p.stat().st_mtime_ns for p in scans.iterdir()} == stamps
+    pd.testing.assert_frame_equal(pd.read_parquet(archive["ingested"] / "manifest.parquet"), before)
+
+
+def test_validation_counts_and_reasons(archive: dict) -> None:
+    counts = archive["counts"]
+    assert counts["files"] == len(EXPECTED) == counts["validated"] + counts["quarantined"]
+    assert counts["validated"] == 5
+    validated = pd.read_parquet(archive["validated"] / "validated.parquet")
+    quarantine = pd.read_parquet(archive["validated"] / "quarantine.parquet")
+    assert tuple(validated.columns) == MANIFEST_COLUMNS
+    assert tuple(quarantine.columns) == QUARANTINE_COLUMNS
+    assert sorted(validated["path"]) == sorted(k for k, v in EXPECTED.items() if not v)
+    assert quarantine.set_index("path")["reason_code"].to_dict() == {k: str(v) for k, v in EXPECTED.items() if v}
+    for code in ReasonCode:
+        assert counts["by_reason"][str(code)] == 1
+    reason = quarantine.set_index("path")["reason"]
+    assert reason["wide.tif"].startswith("wide.tif: width 900 px is outside 320-640")
+    assert reason["short.tif"].startswith("short.tif: height 40 px is outside 96-128")
+    assert reason["thirty_two_bit.tif"].startswith("thirty_two_bit.tif: bits 32 is not one of 1, 8, 16")
+    assert reason["two_pages.tif"].startswith("two_pages.tif: pages 2 is outside 1-1")
+    assert reason["bad_sidecar.tif"].startswith(
+        "bad_sidecar.tif: sidecar bad_sidecar.tif.calib.json is unusable (calibration lists no curves)")
+    assert not any(str(archive["root"]) in text for text in reason)  # outputs do not depend on the machine
+    assert "good_zlib.tif, which is kept" in reason["good_zlib_copy.tif"]
+    assert reason["broken_truncated.tif"].startswith("broken_truncated.tif: file is")
+
+
+def test_report_holds_counts_and_gx_result_matching_pandera(archive: dict, params: ValidateParams) -> None:
+    report = json.loads((archive["validated"] / "report.json").read_text())
+    assert report["files"] == report["validated"] + report["quarantined"]
+    gx = report["great_expectations"]
+    assert gx["success"] is False and gx["rows"] == 11  # the scans ingest could read
+    by_column = {e["column"]: e for e in gx["expectations"]}
+    assert by_column["width"]["bound"] == {"min_value": params.width.min, "max_value": params.width.max}
+    assert by_column["height"]["bound"] == {"min_value": params.height.min, "max_value": params.height.max}
+    assert by_column["bits"]["bound"] == {"value_set": params.bits}
+    assert by_column["pages"]["bound"] == {"min_value": 1, "max_value": params.max_pages}
+    quarantine = pd.read_parquet(archive["validated"] / "quarantine.parquet")
+    for column, entry in by_column.items():
+        flagged = sorted(quarantine.loc[quarantine["reason_code"] == entry["reason_code"], "path"])
+        assert entry["unexpected_paths"] == flagged, column
+        assert entry["unexpected_count"] == len(flagged)
+
+
+def test_run_expectations_on_an_accepted_frame(archive: dict, params: ValidateParams) -> None:
+    validated = pd.read_parquet(archive["validated"] / "validated.parquet")
+    result = run_expectations(validated, params)
+    json.dumps(result)
+    assert result["success"] is True
+    assert all(e["unexpected_count"] == 0 for e in result["expectations"])
+    assert result["statistics"]["evaluated_expectations"] == 4
+    empty = run_expectations(validated.iloc[:0], params)
+    assert empty["success"] is True and empty["rows"] == 0
+
+
+def test_schema_uses_the_same_bounds(archive: dict, params: ValidateParams) -> None:
+    validated = pd.read_parquet(archive["validated"] / "validated.parquet")
+    manifest_schema(params).validate(validated)
+    too_tall = validated.assign(height=params.height.max + 1)
+    with pytest.raises(pa.errors.SchemaErrors) as err:
+        manifest_schema(params).validate(too_tall, lazy=True)
+    assert set(err.value.failure_cases["column"]) == {"height"}
+
+
+def test_reason_codes_cover_tiff_error_codes() -> None:
+    assert {tiff.UNREADABLE, tiff.TRUNCATED, tiff.UNSUPPORTED} <= {str(c) for c in ReasonCode}
+    assert len(ReasonCode) == 9
+
+
+def test_empty_archive(tmp_path: Path, params: ValidateParams) -> None:
+    (tmp_path / "raw").mkdir()
+    assert ingest_archive(tmp_path / "raw", tmp_path / "ing", EXTENSIONS) == {"files": 0, "decoded": 0, "errors": 0}
+    counts = validate_manifest(tmp_path / "ing", tmp_path / "val", params)
+    assert (counts["files"], counts["validated"], counts["quarantined"]) == (0, 0, 0)
+    assert pd.read_parquet(tmp_path / "val" / "quarantine.parquet").empty
+
+
+def test_missing_archive_and_manifest_name_the_folder(tmp_path: Path, params: ValidateParams) -> None:
+    with pytest.raises(FileNotFoundError, match="paths.raw"):
+        ingest_archive(tmp_path / "nowhere", tmp_path / "ing", EXTENSIONS)
+    with pytest.raises(FileNotFoundError, match="run the ingest stage"):
+        validate_manifest(tmp_path / "ing", tmp_path / "val", params)

@@ -1,0 +1,166 @@
+"""Ingest an archive of scans: one manifest row per file, decoded landscape copies of readable ones.
+
+Every file under the raw folder whose extension matches is hashed, its header read and, when it
+decodes, written as an 8-bit landscape TIFF named by content (``scans/<sha256[:16]>.tif``). A file
+that fails at any step still gets its row, with ``error_code``/``error_message`` filled, so one
+broken scan never stops a backfill of thousands; validation quarantines it later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from veernet_pipeline.io.atomic import atomic_path
+from veernet_pipeline.io.calibration import find_sidecar
+from veernet_pipeline.io.tiff import UNREADABLE, ScanReadError, decode_scan, read_header, write_tiff
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_FILE = "manifest.parquet"
+SCANS_DIR = "scans"
+# Stored in the manifest's parquet metadata (DataFrame.attrs) so validation can find the sidecars,
+# relative to the ingested folder so the manifest's bytes do not depend on where the repo lives.
+RAW_DIR_ATTR = "raw_dir"
+
+# Column -> dtype. Sizes are 0 and strings "" where a failed file left them unknown.
+MANIFEST_DTYPES: dict[str, str] = {
+    "path": "object",
+    "sha256": "object",
+    "bytes": "int64",
+    "width": "int64",
+    "height": "int64",
+    "stored_width": "int64",
+    "stored_height": "int64",
+    "rotated": "bool",
+    "bits": "int64",
+    "samples": "int64",
+    "photometric": "object",
+    "compression": "object",
+    "pages": "int64",
+    "decoded": "object",
+    "calibration": "object",
+    "error_code": "object",
+    "error_message": "object",
+}
+MANIFEST_COLUMNS: tuple[str, ...] = tuple(MANIFEST_DTYPES)
+
+_CHUNK = 1 << 20
+
+
+def _blank_row(rel: str) -> dict[str, Any]:
+    row: dict[str, Any] = {name: ("" if dtype == "object" else 0) for name, dtype in MANIFEST_DTYPES.items()}
+    row["path"] = rel
+    row["rotated"] = False
+    return row
+
+
+def _digest(path: Path) -> tuple[str, int]:
+    """sha256 hex digest and size in bytes, streamed so a 100 MB scan is not held twice."""
+    sha = hashlib.sha256()
+    size = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            sha.update(chunk)
+            size += len(chunk)
+    return sha.hexdigest(), size
+
+
+def _scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...]) -> list[Path]:
+    wanted = {(e if e.startswith(".") else f".{e}").lower() for e in extensions}
+    found = [p for p in raw_dir.rglob("*") if p.is_file() and p.suffix.lower() in wanted]
+    return sorted(found, key=lambda p: p.relative_to(raw_dir).as_posix())
+
+
+def _ingest_one(path: Path, raw_dir: Path, out_dir: Path) -> dict[str, Any]:
+    """Build one manifest row; a failure of the input fills the error columns instead of raising."""
+    rel = path.relative_to(raw_dir).as_posix()
+    row = _blank_row(rel)
+    sidecar = find_sidecar(path)
+    row["calibration"] = sidecar.relative_to(raw_dir).as_posix() if sidecar else ""
+    try:
+        row["sha256"], row["bytes"] = _digest(path)
+    except OSError as exc:
+        row["error_code"] = UNREADABLE
+        row["error_message"] = f"{rel}: cannot read the file ({exc.strerror or exc}); check its permissions"
+        return row
+    try:
+        header = read_header(path)
+        row.update(
+            width=header.landscape_width,
+            height=header.landscape_height,
+            stored_width=header.width,
+            stored_height=header.height,
+            rotated=header.rotated,
+            bits=header.bits,
+            samples=header.samples,
+            photometric=header.photometric,
+            compression=header.compression,
+            pages=header.pages,
+        )
+        target = out_dir / SCANS_DIR / f"{row['sha256'][:16]}.tif"
+        # Content-addressed: the same bytes always decode to the same image, so reuse it.
+        if not target.is_file():
+            write_tiff(target, decode_scan(path))
+        row["decoded"] = target.relative_to(out_dir).as_posix()
+    except ScanReadError as exc:
+        row["error_code"] = exc.code
+        row["error_message"] = f"{rel}: {exc.message}"
+    return row
+
+
+def ingest_archive(raw_dir: Path, out_dir: Path, extensions: list[str] | tuple[str, ...]) -> dict[str, int]:
+    """Walk an archive, decode its scans and write ``out_dir/manifest.parquet``.
+
+    Args:
+        raw_dir: the operator's archive; searched recursively.
+        out_dir: receives ``manifest.parquet`` and ``scans/<sha256[:16]>.tif``.
+        extensions: file extensions to take (``.tif``, ``.tiff``), matched case-insensitively.
+
+    Returns:
+        ``{"files": ..., "decoded": ..., "errors": ...}``.
+
+    Raises:
+        FileNotFoundError: ``raw_dir`` does not exist.
+    """
+    raw_dir = Path(raw_dir)
+    out_dir = Path(out_dir)
+    if not raw_dir.is_dir():
+        raise FileNotFoundError(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
+    files = _scan_files(raw_dir, extensions)
+    rows = [_ingest_one(p, raw_dir, out_dir) for p in tqdm(files, desc="ingest", unit="scan")]
+    manifest = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS)).astype(MANIFEST_DTYPES)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest.attrs[RAW_DIR_ATTR] = Path(os.path.relpath(raw_dir.resolve(), out_dir.resolve())).as_posix()
+    with atomic_path(out_dir / MANIFEST_FILE) as tmp:
+        manifest.to_parquet(tmp, index=False)
+    failed = manifest[manifest["error_code"] != ""]
+    for _, row in failed.iterrows():
+        logger.warning("%s", row["error_message"])
+    counts = {"files": len(manifest), "decoded": int((manifest["decoded"] != "").sum()), "errors": len(failed)}
+    logger.info("ingested %s: %d files, %d decoded, %d errors", raw_dir, *counts.values())
+    return counts
+
+
+def read_manifest(ingested_dir: Path) -> tuple[pd.DataFrame, Path | None]:
+    """Load ``manifest.parquet`` and the archive folder it was made from.
+
+    Returns:
+        The manifest, and the raw folder resolved from the path stored at ingest time (None for a
+        manifest written without it).
+
+    Raises:
+        FileNotFoundError: no manifest in ``ingested_dir``; run ingest first.
+    """
+    path = Path(ingested_dir) / MANIFEST_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no manifest; run the ingest stage first")
+    manifest = pd.read_parquet(path)
+    stored = manifest.attrs.get(RAW_DIR_ATTR)
+    return manifest, (Path(ingested_dir) / stored).resolve() if stored else None

@@ -1,0 +1,33 @@
+"""Why a scan is set aside: the reason codes and the quarantine table's columns.
+
+A quarantined scan is never deleted or changed; its row in ``quarantine.parquet`` says what is
+wrong (``reason_code``, one of `ReasonCode`) and, in ``reason``, names the file, the bound it
+missed and how to fix it, so an operator can repair the input and re-run.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from veernet_pipeline.io import tiff
+from veernet_pipeline.io.ingest import MANIFEST_COLUMNS
+
+
+class ReasonCode(StrEnum):
+    """Quarantine reason codes; the values are what the parquet files and reports hold."""
+
+    # Set by ingest: the file itself could not be read or decoded.
+    UNREADABLE = tiff.UNREADABLE
+    TRUNCATED = tiff.TRUNCATED
+    UNSUPPORTED = tiff.UNSUPPORTED
+    # Set by the schema: the decoded scan is outside the accepted layout.
+    WIDTH_OUT_OF_RANGE = "width_out_of_range"
+    HEIGHT_OUT_OF_RANGE = "height_out_of_range"
+    BITS_UNSUPPORTED = "bits_unsupported"
+    TOO_MANY_PAGES = "too_many_pages"
+    # Set by the cross-row and sidecar checks.
+    DUPLICATE = "duplicate"
+    BAD_CALIBRATION = "bad_calibration"
+
+
+QUARANTINE_COLUMNS: tuple[str, ...] = (*MANIFEST_COLUMNS, "reason_code", "reason")
