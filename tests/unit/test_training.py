@@ -1,0 +1,260 @@
+"""Training: masked Tversky, padding collate, data order, accumulation, resume, binary -> multiclass."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import tifffile
+import torch
+from torch.utils.data import DataLoader
+
+from veernet_pipeline.config import ModelParams, Settings, load_settings
+from veernet_pipeline.model import build_model, load_model, save_model
+from veernet_pipeline.training.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from veernet_pipeline.training.data import EpochSampler, SegmentationSet, pad_collate
+from veernet_pipeline.training.loop import Amp, evaluate, train_one_epoch
+from veernet_pipeline.training.losses import TverskyLoss, build_loss
+from veernet_pipeline.training.recipes import load_matching_weights, train_stage, warmup_cosine
+
+PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
+TINY_MODEL = ["model.channels=[4,8,8,16,32]", "model.stem_channels=4", "model.attention_heads=2"]
+
+
+def write_set(folder: Path, sizes: list[tuple[int, int, str]], n_curves: int) -> Path:
+    """A tiny set in the synthetic layout: one sine curve (and a dashed second one) per image."""
+    rows = []
+    for i, (height, width, split) in enumerate(sizes):
+        rng = np.random.default_rng([7, i])
+        image = np.full((height, width), 255, np.uint8)
+        mask = np.zeros((height, width), np.uint8)
+        cols = np.arange(width)
+        for curve in range(1, n_curves + 1):
+            phase, period = rng.uniform(0, 6), rng.uniform(20, 60)
+            rows_px = (height / 2 + height / 3 * np.sin(cols / period + phase)).astype(int)
+            drawn = cols if curve == 1 else cols[(cols // 8) % 2 == 0]  # curve B dashed
+            image[rows_px[drawn], drawn] = 0
+            mask[rows_px[drawn], drawn] = curve
+        name = f"s{i:03d}"
+        tifffile.imwrite(folder / f"{name}.tif", image)
+        tifffile.imwrite(folder / f"{name}.mask.tif", mask)
+        rows.append({"id": name, "image": f"{name}.tif", "mask": f"{name}.mask.tif",
+                     "calibration": f"{name}.calib.json", "las": f"{name}.las", "width": width, "height": height,
+                     "well": f"W{i % 3}", "split": split, "n_curves": n_curves})
+    pd.DataFrame(rows).to_parquet(folder / "index.parquet")
+    return folder
+
+
+@pytest.fixture
+def binary_set(tmp_path: Path) -> Path:
+    sizes = [(64, 300, "train"), (64, 200, "train"), (96, 260, "train"), (64, 160, "train"), (64, 320, "train"),
+             (64, 300, "val"), (96, 150, "val"), (64, 220, "test")]
+    (tmp_path / "binary").mkdir()
+    return write_set(tmp_path / "binary", sizes, 1)
+
+
+@pytest.fixture
+def multiclass_set(tmp_path: Path) -> Path:
+    (tmp_path / "multiclass").mkdir()
+    sizes = [(64, 300, "train"), (96, 200, "train"), (64, 260, "train"), (64, 280, "val")]
+    return write_set(tmp_path / "multiclass", sizes, 2)
+
+
+def settings(*overrides: str) -> Settings:
+    return load_settings(PARAMS_YAML, profile="test", overrides=[*TINY_MODEL, *overrides])
+
+
+@pytest.mark.parametrize(("mode", "channels"), [("binary", 1), ("multiclass", 3)])
+def test_padding_adds_no_loss_and_no_gradient(mode: str, channels: int) -> None:
+    gen = torch.Generator().manual_seed(3)
+    small = torch.randn(2, channels, 40, 70, generator=gen, dtype=torch.float64, requires_grad=True)
+    small_target = torch.randint(0, max(2, channels), (2, 40, 70), generator=gen)
+    # Padding filled with large logits and a non-background target: masking must still zero it.
+    big = (torch.randn(2, channels, 64, 96, generator=gen, dtype=torch.float64) * 5).detach()
+    big[:, :, :40, :70] = small.detach()
+    big.requires_grad_(True)
+    big_target = torch.randint(1, max(2, channels), (2, 64, 96), generator=gen)
+    big_target[:, :40, :70] = small_target
+    valid = torch.zeros(2, 64, 96, dtype=torch.float64)
+    valid[:, :40, :70] = 1.0
+    loss_fn = TverskyLoss(0.3, 0.7, mode)
+    loss_small, loss_big = loss_fn(small, small_target), loss_fn(big, big_target, valid)
+    loss_small.backward()
+    loss_big.backward()
+    torch.testing.assert_close(loss_big, loss_small, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(big.grad[:, :, :40, :70], small.grad, rtol=1e-10, atol=1e-14)
+    assert bool((big.grad[:, :, 40:] == 0).all()) and bool((big.grad[:, :, :, 70:] == 0).all())
+
+
+def test_tversky_perfect_prediction_is_near_zero_and_build_loss_checks_name() -> None:
+    target = torch.zeros(1, 32, 32, dtype=torch.long)
+    target[:, 10, :] = 2
+    logits = torch.nn.functional.one_hot(target, 3).permute(0, 3, 1, 2).float() * 50
+    params = load_settings(PARAMS_YAML, profile="test").train_multiclass.loss
+    assert float(build_loss(params, "multiclass")(logits, target)) < 1e-6
+    with pytest.raises(ValueError, match="not supported"):
+        build_loss(params.model_copy(update={"name": "dice"}), "binary")
+
+
+def test_pad_collate_pads_to_multiple_of_32() -> None:
+    items = [{"image": torch.rand(1, 50, 70), "target": torch.ones(50, 70, dtype=torch.long)},
+             {"image": torch.rand(1, 64, 100), "target": torch.full((64, 100), 2, dtype=torch.long)}]
+    batch = pad_collate(items)
+    assert batch["image"].shape == (2, 1, 64, 128)
+    assert batch["target"].shape == batch["valid"].shape == (2, 64, 128)
+    assert batch["target"].dtype == torch.int64
+    assert torch.equal(batch["image"][0, :, :50, :70], items[0]["image"])
+    assert bool((batch["image"][0, :, 50:] == 1.0).all()) and bool((batch["image"][1, :, :, 100:] == 1.0).all())
+    assert int(batch["target"][0, 50:].sum()) == 0 and int(batch["target"][1, :, 100:].sum()) == 0
+    assert batch["valid"][0].sum() == 50 * 70 and batch["valid"][1].sum() == 64 * 100
+    assert batch["valid"][0, :50, :70].min() == 1.0
+
+
+def test_segmentation_set_crops_deterministically(binary_set: Path) -> None:
+    data = SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=5, max_items=3)
+    assert len(data) == 3
+    first = data[0]
+    assert first["image"].shape == (1, 64, 128) and first["target"].shape == (64, 128)
+    assert float(first["image"].min()) >= 0.0 and float(first["image"].max()) <= 1.0
+    assert set(first["target"].unique().tolist()) <= {0, 1}
+    assert torch.equal(first["image"], data[0]["image"])
+    data.set_epoch(1)
+    assert not torch.equal(first["image"], data[0]["image"])
+    assert data[2]["image"].shape == (1, 96, 128)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        SegmentationSet(binary_set, "train", binary=True, crop_width=100, seed=5, max_items=0)
+
+
+def test_epoch_sampler_order_and_resume_position() -> None:
+    sampler = EpochSampler(10, seed=1)
+    sampler.set_epoch(2)
+    full = list(sampler)
+    assert sorted(full) == list(range(10))
+    sampler.set_epoch(2, start=4)
+    assert list(sampler) == full[4:] and len(sampler) == 6
+    sampler.set_epoch(3)
+    assert list(sampler) != full
+
+
+def test_warmup_then_cosine() -> None:
+    factor = warmup_cosine(warmup_steps=3, total_steps=13)
+    assert [factor(s) for s in range(3)] == [0.25, 0.5, 0.75]
+    assert factor(3) == 1.0 and math.isclose(factor(8), 0.5) and factor(13) == 0.0
+    assert all(factor(s) > factor(s + 1) for s in range(3, 12))
+
+
+def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
+    data = SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=0, max_items=2)
+    data.rows = data.rows.iloc[[0, 1]]  # both 64 rows tall after the crop: no padding difference
+    loss_fn = TverskyLoss(0.3, 0.7, "binary")
+    weights = []
+    for batch_size, accumulation in [(2, 1), (1, 2)]:
+        torch.manual_seed(0)
+        model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
+                                        attention_heads=2), 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+        loader = DataLoader(data, batch_size=batch_size, collate_fn=pad_collate)
+        out = train_one_epoch(model, loader, loss_fn, optimizer, scheduler, accumulation, torch.device("cpu"), Amp())
+        assert out["optimizer_steps"] == 1 and scheduler.last_epoch == 1
+        weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    torch.testing.assert_close(weights[0], weights[1], rtol=1e-5, atol=1e-6)
+
+
+def test_evaluate_reports_iou_per_class(multiclass_set: Path) -> None:
+    data = SegmentationSet(multiclass_set, "val", binary=False, crop_width=0, seed=0, max_items=0)
+    torch.manual_seed(0)
+    model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
+                                    attention_heads=2), 3).train()
+    loader = DataLoader(data, batch_size=1, collate_fn=pad_collate)
+    result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "multiclass"), torch.device("cpu"))
+    assert len(result["iou"]) == 3 and 0.0 <= result["iou"][0] <= 1.0 and result["loss"] > 0
+    assert model.training
+
+
+def test_checkpoint_round_trip_restores_rng(tmp_path: Path) -> None:
+    state = {"model": {"w": torch.arange(3.0)}, "optimizer": {}, "scheduler": {}, "epoch": 1, "step_in_epoch": 2,
+             "global_step": 3, "rng": rng_state(), "history": [{"epoch": 1, "val_iou": [0.5, None]}]}
+    expected = (np.random.random(), torch.rand(1))
+    save_checkpoint(tmp_path / "c" / "last.pt", state)
+    loaded = load_checkpoint(tmp_path / "c" / "last.pt")
+    restore_rng_state(loaded["rng"])
+    assert (np.random.random(), torch.rand(1)) == expected
+    assert loaded["history"] == state["history"] and torch.equal(loaded["model"]["w"], state["model"]["w"])
+    with pytest.raises(ValueError, match="lacks"):
+        save_checkpoint(tmp_path / "bad.pt", {"model": {}})
+
+
+class Interrupt(Exception):
+    """Stands in for a crash part-way through a run."""
+
+
+def final_weights(out_dir: Path) -> dict[str, torch.Tensor]:
+    return torch.load(out_dir / "weights.pt", weights_only=True)
+
+
+@pytest.mark.parametrize("every", [1, 0])
+def test_resume_after_interruption_is_bit_identical(binary_set: Path, tmp_path: Path, every: int) -> None:
+    cfg = settings("train_binary.epochs=2", "train_binary.batch_size=1", "train_binary.accumulation=2",
+                   "train_binary.warmup_steps=1", "train_binary.crop_width=128",
+                   f"train_binary.checkpoint_every_steps={every}")
+    uninterrupted = train_stage(cfg, "binary", binary_set, tmp_path / "a")
+    seen: list[int] = []
+
+    def crash(info: dict) -> None:
+        seen.append(info["epoch"])
+        if seen.count(2) == 2:  # two optimiser steps into epoch 2 (5 batches, accumulation 2 -> 3 steps)
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train_stage(cfg, "binary", binary_set, tmp_path / "b", on_step=crash)
+    position = load_checkpoint(tmp_path / "b" / "checkpoints" / "last.pt")
+    assert (position["epoch"], position["step_in_epoch"]) == ((1, 4) if every else (1, 0))
+    resumed = train_stage(cfg, "binary", binary_set, tmp_path / "b", resume=True)
+    a, b = final_weights(tmp_path / "a"), final_weights(tmp_path / "b")
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert [r["epoch"] for r in resumed["history"]] == [1, 2]
+    timeless = [{k: v for k, v in run["history"][0].items() if k != "seconds"} for run in (resumed, uninterrupted)]
+    assert timeless[0] == timeless[1]
+    assert math.isclose(resumed["final"]["train_loss"], uninterrupted["final"]["train_loss"], rel_tol=1e-12)
+
+
+def test_resume_refuses_other_settings(binary_set: Path, tmp_path: Path) -> None:
+    train_stage(settings(), "binary", binary_set, tmp_path / "m")
+    with pytest.raises(ValueError, match="other settings"):
+        train_stage(settings("train_binary.lr=0.1"), "binary", binary_set, tmp_path / "m", resume=True)
+
+
+def test_binary_then_multiclass_stage(binary_set: Path, multiclass_set: Path, tmp_path: Path) -> None:
+    cfg = settings()
+    epochs: list[int] = []
+    binary = train_stage(cfg, "binary", binary_set, tmp_path / "bin", on_epoch_end=lambda e, rec: epochs.append(e))
+    assert epochs == [1] and Path(binary["weights"]).is_file()
+    record = binary["final"]
+    assert set(record) == {"epoch", "train_loss", "val_loss", "val_iou", "lr", "seconds"}
+    assert len(record["val_iou"]) == 2
+    assert json.loads((tmp_path / "bin" / "history.json").read_text()) == binary["history"]
+
+    # Initialisation: every tensor but the head comes from the binary weights.
+    multi = build_model(cfg.model, 3)
+    loaded = load_matching_weights(multi, tmp_path / "bin")
+    source = final_weights(tmp_path / "bin")
+    state = multi.state_dict()
+    assert sorted(set(state) - set(loaded)) == ["head.bias", "head.weight"]
+    assert all(torch.equal(state[name], source[name]) for name in loaded)
+
+    result = train_stage(cfg, "multiclass", multiclass_set, tmp_path / "multi", init_weights=tmp_path / "bin")
+    model = load_model(tmp_path / "multi")
+    assert model.num_classes == 3 and len(result["final"]["val_iou"]) == 3 and result["wall_clock_s"] > 0
+
+
+def test_init_from_other_architecture_fails(tmp_path: Path) -> None:
+    other = ModelParams(channels=[8, 8, 8, 16, 32], stem_channels=4, attention_layers=2, attention_heads=2)
+    save_model(tmp_path, build_model(other, 1), other, 1)
+    with pytest.raises(ValueError, match="same params.yaml `model:`"):
+        load_matching_weights(build_model(settings().model, 3), tmp_path)

@@ -1,0 +1,167 @@
+"""One training epoch and one evaluation pass, as pure functions of their arguments.
+
+Gradient accumulation: micro-batches are grouped `accumulation` at a time; each micro-batch's
+loss is divided by its group's size (the last group of an epoch may be a shorter remainder) and
+the optimiser steps once per group, so an optimiser step always averages its micro-batches. On
+CUDA, `Amp` turns on autocast (bf16 where supported, else fp16 with a GradScaler); on CPU it is
+off and every run with the same settings is bit-identical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LRScheduler
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+@dataclass
+class Amp:
+    """Mixed precision for one run: `dtype` None means full precision; `scaler` only for fp16."""
+
+    dtype: torch.dtype | None = None
+    scaler: torch.amp.GradScaler | None = None
+
+    def autocast(self, device: torch.device) -> contextlib.AbstractContextManager[Any]:
+        """Autocast context for the forward pass (a no-op when off)."""
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device.type, dtype=self.dtype)
+
+
+def select_amp(device: torch.device) -> Amp:
+    """bf16 autocast on CUDA that supports it, fp16 + GradScaler on older CUDA, off on CPU."""
+    if device.type != "cuda":
+        return Amp()
+    if torch.cuda.is_bf16_supported():
+        return Amp(torch.bfloat16)
+    return Amp(torch.float16, torch.amp.GradScaler("cuda"))
+
+
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Move a collated batch; non_blocking pairs with pin_memory on CUDA."""
+    return {key: value.to(device, non_blocking=device.type == "cuda") for key, value in batch.items()}
+
+
+def train_one_epoch(
+    model: nn.Module,
+    loader: DataLoader,
+    loss_fn: nn.Module,
+    optimizer: Optimizer,
+    scheduler: LRScheduler,
+    accumulation: int,
+    device: torch.device,
+    amp: Amp,
+    start_step: int = 0,
+    on_step: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Train over the rest of one epoch.
+
+    Args:
+        model: the net, moved to `device`.
+        loader: yields collated batches (image, target, valid), already positioned at
+            micro-batch `start_step` of the epoch (see `EpochSampler.set_epoch(epoch, start)`).
+        loss_fn: masked loss(logits, target, valid).
+        optimizer: stepped once per accumulation group.
+        scheduler: stepped after every optimiser step; `scheduler.last_epoch` counts optimiser steps.
+        accumulation: micro-batches per optimiser step.
+        device: where the batches go.
+        amp: mixed precision for this run (`select_amp`).
+        start_step: micro-batches of this epoch already trained (a multiple of `accumulation`).
+        on_step: called after every optimiser step with step_in_epoch (micro-batches done),
+            global_step (optimiser steps overall), lr, loss_sum and batches (this call so far).
+
+    Returns:
+        loss (mean micro-batch loss of this call), loss_sum, batches, optimizer_steps, lr (of the last step).
+    """
+    if start_step % accumulation:
+        raise ValueError(f"start_step {start_step} is not a multiple of accumulation {accumulation}")
+    total = start_step + len(loader)
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    loss_sum, batches, steps, lr = 0.0, 0, 0, math.nan
+    progress = tqdm(loader, total=total, initial=start_step, desc="train", leave=False, disable=None)
+    for index, batch in enumerate(progress, start=start_step):
+        batch = to_device(batch, device)
+        group_start = index - index % accumulation
+        group_size = min(accumulation, total - group_start)
+        with amp.autocast(device):
+            logits = model(batch["image"], batch["valid"])
+        loss = loss_fn(logits.float(), batch["target"], batch["valid"])
+        scaled = loss / group_size
+        (amp.scaler.scale(scaled) if amp.scaler else scaled).backward()
+        value = loss.item()
+        loss_sum += value
+        batches += 1
+        progress.set_postfix(loss=f"{value:.4f}")
+        if index + 1 - group_start < group_size:
+            continue
+        lr = optimizer.param_groups[0]["lr"]
+        if amp.scaler:
+            amp.scaler.step(optimizer)
+            amp.scaler.update()
+        else:
+            optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        steps += 1
+        if on_step is not None:
+            on_step({"step_in_epoch": index + 1, "global_step": scheduler.last_epoch, "lr": lr,
+                     "loss_sum": loss_sum, "batches": batches})
+    return {"loss": loss_sum / batches if batches else math.nan, "loss_sum": loss_sum, "batches": batches,
+            "optimizer_steps": steps, "lr": lr}
+
+
+def _predicted_classes(logits: torch.Tensor) -> torch.Tensor:
+    # One logit map = binary stage (curve where the logit is positive); else the most likely class.
+    return (logits[:, 0] > 0).long() if logits.shape[1] == 1 else logits.argmax(dim=1)
+
+
+def _batches(loader: DataLoader, device: torch.device) -> Iterator[dict[str, torch.Tensor]]:
+    for batch in tqdm(loader, desc="val", leave=False, disable=None):
+        yield to_device(batch, device)
+
+
+def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: torch.device) -> dict[str, Any]:
+    """Validation loss and pixel IoU per class over the valid pixels of every batch.
+
+    The model's train/eval mode is restored afterwards.
+
+    Returns:
+        loss (mean batch loss), iou (list per class: background first; NaN for a class absent
+        from both prediction and truth), miou (mean of the non-NaN IoUs).
+    """
+    was_training = model.training
+    model.eval()
+    loss_sum, batches = 0.0, 0
+    intersection: torch.Tensor | None = None
+    union: torch.Tensor | None = None
+    with torch.inference_mode():
+        for batch in _batches(loader, device):
+            logits = model(batch["image"], batch["valid"]).float()
+            loss_sum += loss_fn(logits, batch["target"], batch["valid"]).item()
+            batches += 1
+            classes = max(2, logits.shape[1])
+            pred = _predicted_classes(logits)
+            truth = (batch["target"] > 0).long() if logits.shape[1] == 1 else batch["target"]
+            valid = batch["valid"] > 0
+            ids = torch.arange(classes, device=device)[:, None, None, None]
+            is_pred, is_true = (pred[None] == ids) & valid[None], (truth[None] == ids) & valid[None]
+            inter = (is_pred & is_true).sum(dim=(1, 2, 3))
+            uni = (is_pred | is_true).sum(dim=(1, 2, 3))
+            intersection = inter if intersection is None else intersection + inter
+            union = uni if union is None else union + uni
+    model.train(was_training)
+    if intersection is None or union is None:
+        raise ValueError("evaluate got an empty loader; the validation split has no items")
+    iou = [float(i) / float(u) if u else math.nan for i, u in zip(intersection.tolist(), union.tolist(), strict=True)]
+    present = [v for v in iou if not math.isnan(v)]
+    return {"loss": loss_sum / batches, "iou": iou, "miou": sum(present) / len(present) if present else math.nan}
