@@ -1,0 +1,235 @@
+"""Evaluation: curve extraction, metrics, native-pixel overlays, truth from LAS, the evaluate stage."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pandas as pd
+import pytest
+import tifffile
+import torch
+
+from veernet_pipeline.config import Settings
+from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, truth_tracks
+from veernet_pipeline.evaluation.extract import extract_curves
+from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, mask_metrics, scores_from_counts
+from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, choose_window, overlay_png, write_per_log_csv
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import LasCurve, write_las
+from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.model.veernet import build_model, save_model
+
+CALIB = {
+    "depth": {"top": 1010.0, "bottom": 1060.0, "unit": "M"},
+    "curves": [
+        {"mnemonic": "GR", "unit": "GAPI", "top_value": 150.0, "bottom_value": 0.0, "scale": "linear"},
+        {"mnemonic": "RDEP", "unit": "OHMM", "top_value": 0.2, "bottom_value": 2000.0, "scale": "log"},
+    ],
+    "well": {"WELL": "TEST 1"},
+}
+
+
+# --- extract -------------------------------------------------------------------------------
+
+def test_extract_weighted_row_of_strongest_run_and_empty_columns() -> None:
+    probs = np.zeros((2, 20, 3), dtype=np.float32)
+    probs[1, 4:7, 0] = [0.5, 1.0, 0.5]          # one run: mean row 5, peak 1.0
+    probs[1, 2, 1] = 0.9                         # a speck: mass 0.9
+    probs[1, 10:14, 1] = [0.4, 0.8, 0.8, 0.4]    # the trace: mass 2.4, mean row 11.5
+    probs[1, 15, 2] = 0.2                        # below min_confidence: nothing
+    probs[0] = 1.0 - probs[1]
+    rows, conf = extract_curves(probs, min_confidence=0.3)
+    assert rows.shape == conf.shape == (1, 3)
+    np.testing.assert_allclose(rows[0, :2], [5.0, 11.5])
+    np.testing.assert_allclose(conf[0, :2], [1.0, 0.8], rtol=1e-6)
+    assert math.isnan(rows[0, 2]) and conf[0, 2] == 0.0
+
+
+def test_extract_one_row_set_per_curve_class() -> None:
+    probs = np.zeros((3, 8, 4))
+    probs[1, 2] = 1.0
+    probs[2, 6] = 0.7
+    probs[0] = 1.0 - probs[1] - probs[2]
+    rows, conf = extract_curves(probs)
+    np.testing.assert_allclose(rows, [[2.0] * 4, [6.0] * 4])
+    np.testing.assert_allclose(conf, [[1.0] * 4, [0.7] * 4])
+
+
+def test_extract_rejects_a_map_without_curve_channels() -> None:
+    with pytest.raises(ValueError, match="C >= 2"):
+        extract_curves(np.zeros((1, 4, 4)))
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+def test_curve_metrics_known_values_and_coverage() -> None:
+    truth = np.array([0.1, 0.2, 0.3, 0.4, np.nan])
+    pred = np.array([0.1, 0.3, 0.3, np.nan, 0.9])
+    m = curve_metrics(pred, truth)
+    # Compared columns 0..2: errors 0, 0.1, 0; truth mean 0.2, SS_tot 0.02, SS_res 0.01.
+    assert m["n"] == 3
+    assert m["coverage"] == pytest.approx(0.75)
+    assert m["mae"] == pytest.approx(0.1 / 3)
+    assert m["mse"] == pytest.approx(0.01 / 3)
+    assert m["r2"] == pytest.approx(0.5)
+    assert curve_metrics(truth, truth)["r2"] == pytest.approx(1.0)
+
+
+def test_curve_metrics_without_predictions_is_nan_with_zero_coverage() -> None:
+    m = curve_metrics(np.full(4, np.nan), np.linspace(0, 1, 4))
+    assert m["coverage"] == 0.0 and m["n"] == 0 and math.isnan(m["r2"]) and math.isnan(m["mae"])
+
+
+def test_mask_metrics_per_class_counts() -> None:
+    true = np.array([[0, 0, 1, 1], [0, 2, 2, 0]])
+    pred = np.array([[0, 1, 1, 0], [0, 2, 0, 0]])
+    counts = mask_counts(pred, true, 3)
+    np.testing.assert_array_equal(counts, [[3, 1, 1], [2, 1, 0], [1, 1, 1]])
+    scores = mask_metrics(pred, true, 3)
+    assert scores[1] == pytest.approx({"iou": 1 / 3, "f1": 0.5, "precision": 0.5, "recall": 0.5})
+    assert scores[2]["precision"] == 1.0 and scores[2]["recall"] == 0.5
+    assert math.isnan(scores_from_counts(np.zeros((3, 2)))[1]["iou"])
+    with pytest.raises(ValueError, match="class 3"):
+        mask_counts(pred, true + 1, 3)
+
+
+# --- report --------------------------------------------------------------------------------
+
+def test_choose_window_picks_the_worst_stretch() -> None:
+    badness = np.zeros(5000)
+    badness[3000:3100] = 1.0
+    start, stop = choose_window(5000, 1500, badness)
+    assert stop - start == 1500 and start <= 3000 and stop >= 3100
+    assert choose_window(800, 1500, badness[:800]) == (0, 800)
+
+
+def test_overlay_keeps_native_pixels_and_crops_wide_logs(tmp_path: Path) -> None:
+    rng = np.random.default_rng([7, 1])
+    image = rng.integers(0, 256, size=(100, 2000), dtype=np.uint8)
+    truth = np.full((1, 2000), 10.0)
+    pred = truth.copy()
+    pred[0, 1800:] = np.nan  # the misses draw the window to the right end
+    start, stop = overlay_png(tmp_path / "o.png", image, truth, pred, max_columns=300)
+    assert (start, stop) == (1700, 2000)
+    png = mpimg.imread(tmp_path / "o.png")
+    assert png.shape[:2] == (100, 300)
+    # Below the drawn lines and away from the label and legend the PNG is the scan, pixel for pixel.
+    np.testing.assert_array_equal(np.round(png[60:, 100:250, 0] * 255).astype(np.uint8), image[60:, 1800:1950])
+
+
+def test_per_log_csv_has_the_contract_columns(tmp_path: Path) -> None:
+    write_per_log_csv(tmp_path / "p.csv", [{"id": "a", "curve": "A", "r2": 0.5}])
+    frame = pd.read_csv(tmp_path / "p.csv")
+    assert tuple(frame.columns) == PER_LOG_COLUMNS and frame.loc[0, "r2"] == 0.5
+
+
+# --- truth from LAS ------------------------------------------------------------------------
+
+def _las(path: Path, depth: np.ndarray, gr: np.ndarray, rdep: np.ndarray) -> None:
+    write_las(path, depth, "M", [LasCurve("GR", "GAPI", gr), LasCurve("RDEP", "OHMM", rdep)], {"WELL": "TEST 1"}, [])
+
+
+def test_truth_tracks_interpolates_at_column_depths(tmp_path: Path) -> None:
+    depth = np.arange(1000.0, 1050.0, 0.5)  # ends before the image's right edge (1060)
+    gr = 150.0 - depth % 100          # linear in depth, 50..150 GAPI
+    rdep = np.full_like(depth, 20.0)  # one decade above 2 -> 2/4 of the way across 0.2..2000
+    rdep[depth > 1040] = 5000.0       # off the track: not in the picture
+    _las(tmp_path / "t.las", depth, gr, rdep)
+    calib = Calibration.from_dict(CALIB)
+    tracks = truth_tracks(tmp_path / "t.las", calib, 100, 2)
+    x = calib.column_depths(100)
+    inside = x <= depth[-1]
+    np.testing.assert_allclose(tracks[0, inside], (150.0 - np.interp(x[inside], depth, gr)) / 150.0, atol=1e-9)
+    assert np.isnan(tracks[0, ~inside]).all()
+    np.testing.assert_allclose(tracks[1, x <= 1040], 0.5)
+    assert np.isnan(tracks[1, x > 1040.5]).all()
+
+
+def test_truth_tracks_names_a_missing_curve(tmp_path: Path) -> None:
+    depth = np.arange(1000.0, 1100.0)
+    write_las(tmp_path / "t.las", depth, "M", [LasCurve("GR", "GAPI", depth * 0)], {}, [])
+    with pytest.raises(ValueError, match="RDEP"):
+        truth_tracks(tmp_path / "t.las", Calibration.from_dict(CALIB), 50, 2)
+
+
+def test_match_binary_takes_the_nearer_truth() -> None:
+    truth = np.array([[0.1, 0.1, np.nan, 0.1], [0.8, 0.8, 0.8, np.nan]])
+    pred = np.array([0.2, 0.7, np.nan, 0.9])
+    np.testing.assert_allclose(match_binary(pred, truth), [0.1, 0.8, 0.8, 0.1])
+
+
+# --- the evaluate stage --------------------------------------------------------------------
+
+def _write_log(set_dir: Path, log_id: str, split: str, width: int, height: int) -> dict[str, object]:
+    """One synthetic log drawn from its own LAS through the calibration, like the renderer does."""
+    calib = Calibration.from_dict(CALIB)
+    depth = np.arange(1000.0, 1070.0, 0.25)
+    gr = 75.0 + 50.0 * np.sin(depth / 3.0)
+    rdep = 10.0 ** (1.0 + np.cos(depth / 5.0))
+    _las(set_dir / f"{log_id}.las", depth, gr, rdep)
+    image = np.full((height, width), 255, dtype=np.uint8)
+    mask = np.zeros((height, width), dtype=np.uint8)
+    cols = np.arange(width)
+    for k, values in enumerate((gr, rdep)):
+        rows = np.round(calib.value_to_row(np.interp(calib.column_depths(width), depth, values), height, k))
+        rows = np.clip(rows, 0, height - 1).astype(int)
+        image[rows, cols] = 0
+        mask[rows, cols] = k + 1
+    write_tiff(set_dir / f"{log_id}.tif", image)
+    write_tiff(set_dir / f"{log_id}.mask.tif", mask)
+    calib.write(set_dir / f"{log_id}.calib.json")
+    return {"id": log_id, "image": f"{log_id}.tif", "mask": f"{log_id}.mask.tif", "calibration": f"{log_id}.calib.json",
+            "las": f"{log_id}.las", "width": width, "height": height, "well": "TEST 1", "split": split, "n_curves": 2}
+
+
+def test_oracle_probabilities_recover_the_las_curves(tmp_path: Path) -> None:
+    """The mask itself as probabilities must score near-perfectly: truth and prediction agree on rows."""
+    meta = _write_log(tmp_path, "a", "test", 400, 100)
+    mask = tifffile.imread(tmp_path / "a.mask.tif")
+    probs = np.stack([(mask == k).astype(np.float32) for k in range(3)])
+    rows, _ = extract_curves(probs)
+    truth = truth_tracks(tmp_path / "a.las", Calibration.from_file(tmp_path / "a.calib.json"), 400, 2)
+    for k in range(2):
+        scores = curve_metrics((rows[k] + 0.5) / meta["height"], truth[k])
+        assert scores["r2"] > 0.99 and scores["mae"] <= 0.5 / meta["height"] and scores["coverage"] > 0.95
+
+
+@pytest.mark.parametrize(("num_classes", "curves"), [(3, {"A", "B"}), (1, {"A"})])
+def test_evaluate_model_writes_metrics_csv_and_overlay(
+    tmp_path: Path, test_settings: Settings, num_classes: int, curves: set[str]
+) -> None:
+    set_dir = tmp_path / "multiclass"
+    set_dir.mkdir()
+    rows = [_write_log(set_dir, "a", "test", 320, 96), _write_log(set_dir, "b", "test", 352, 112),
+            _write_log(set_dir, "c", "train", 320, 96)]
+    pd.DataFrame(rows).to_parquet(set_dir / "index.parquet")
+    torch.manual_seed(test_settings.seed)
+    model = build_model(test_settings.model, num_classes)
+    save_model(tmp_path / "model", model, test_settings.model, num_classes)
+
+    metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate)
+
+    assert metrics["n_logs"] == 2 and metrics["split"] == "test"
+    assert set(metrics["curves"]) == curves
+    assert set(metrics["classes"]) == {str(k) for k in range(max(num_classes, 2))}
+    assert set(metrics["classes"]["1"]) == {"iou", "f1", "precision", "recall"}
+    on_disk = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert set(on_disk) == set(metrics)
+    per_log = pd.read_csv(tmp_path / "eval" / "per_log.csv", dtype={"id": str})
+    assert len(per_log) == 2 * len(curves) and set(per_log["curve"]) == curves and set(per_log["id"]) == {"a", "b"}
+    medians = [metrics["curves"][c]["median_r2"] for c in sorted(curves)]
+    expected = math.nan if any(math.isnan(m) for m in medians) else min(medians)
+    assert metrics["median_r2"] == pytest.approx(expected, nan_ok=True)
+    assert mpimg.imread(tmp_path / "eval" / "overlay.png").shape[0] in (96, 112)
+
+
+def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Settings) -> None:
+    set_dir = tmp_path / "s"
+    set_dir.mkdir()
+    pd.DataFrame([_write_log(set_dir, "a", "train", 320, 96)]).to_parquet(set_dir / "index.parquet")
+    with pytest.raises(ValueError, match="no logs in split 'test'"):
+        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate)

@@ -1,0 +1,194 @@
+"""Measure a model on held-out synthetic logs against their native LAS curves.
+
+For each log of the chosen split: class probabilities (tiled, native resolution), one subpixel
+row per column per curve, and the truth read from the log's ground-truth LAS at the depth of
+every column. Curves are compared in track units (0 top edge, 1 bottom edge of the track):
+prediction = (row + 0.5) / H, truth = `calibration.value_to_track` of the LAS value interpolated
+at `calibration.column_depths(W)`. Truth that falls off the track (outside 0..1) is not in the
+picture, so it is left out rather than counted against the model.
+
+A one-logit binary model cannot tell two curves apart; on a two-curve log its single curve is
+compared, column by column, with whichever true curve lies nearer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import tifffile
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from veernet_pipeline.config import EvaluateParams
+from veernet_pipeline.evaluation.extract import extract_curves
+from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, scores_from_counts
+from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, overlay_png, write_per_log_csv
+from veernet_pipeline.inference.predict import predict_probs
+from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.model.veernet import load_model
+
+log = logging.getLogger(__name__)
+
+CURVE_METRICS = ("r2", "mae", "mse", "coverage")
+
+
+def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves: int) -> np.ndarray:
+    """True curves in track units at each column's depth, NaN off the LAS range or off the track.
+
+    Shape:
+        Returns (n_curves, W).
+    """
+    depth, curves, _ = read_curves(las_path)
+    columns = calibration.column_depths(width)
+    order = np.argsort(depth)
+    depth = np.asarray(depth, dtype=np.float64)[order]
+    tracks = np.full((n_curves, width), np.nan)
+    for k, scale in enumerate(calibration.curves[:n_curves]):
+        if scale.mnemonic not in curves:
+            raise ValueError(f"{las_path}: no curve {scale.mnemonic!r} (the calibration's curve {k}); "
+                             f"it holds {sorted(curves)}")
+        values = np.interp(columns, depth, np.asarray(curves[scale.mnemonic], dtype=np.float64)[order])
+        track = calibration.value_to_track(values, k)
+        inside = (columns >= depth[0]) & (columns <= depth[-1]) & (track >= 0.0) & (track <= 1.0)
+        tracks[k] = np.where(inside, track, np.nan)
+    return tracks
+
+
+def match_binary(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """For a one-curve prediction, the true curve nearest to it in each column.
+
+    A column without a prediction takes any true curve present there, so it counts as a miss.
+
+    Shape:
+        pred: (W,); truth: (N, W). Returns (W,).
+    """
+    distance = np.abs(truth - pred[None])
+    distance = np.where(np.isnan(distance), np.where(np.isnan(truth), np.inf, np.finfo(float).max), distance)
+    return truth[distance.argmin(axis=0), np.arange(truth.shape[1])]
+
+
+def evaluate_model(model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams) -> dict[str, Any]:
+    """Evaluate the model in `model_dir` on split `params.split` of the synthetic set `set_dir`.
+
+    Writes `metrics.json`, `per_log.csv` (one row per log and curve) and `overlay.png` (the worst
+    log) into `out_dir`.
+
+    Returns:
+        `split`, `n_logs`, `curves` ({"A": {"median_r2", "mean_r2", ...}, ...} over logs),
+        `classes` ({"0": {"iou", "f1", "precision", "recall"}, ...} from pixel counts pooled
+        over logs), `median_r2` (lowest per-curve median R^2: the gate's figure), `median_mae`
+        and `median_mse` (highest per-curve medians). NaN where undefined (null in the JSON).
+    """
+    index_path = Path(set_dir) / "index.parquet"
+    index = pd.read_parquet(index_path)
+    logs = index[index["split"] == params.split].sort_values("id")
+    if params.max_logs > 0:
+        logs = logs.head(params.max_logs)
+    if logs.empty:
+        raise ValueError(f"{index_path}: no logs in split {params.split!r} (splits present: "
+                         f"{sorted(index['split'].unique())}); set evaluate.split or synthesize a larger set")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = load_model(model_dir, map_location=device)
+    records: list[dict[str, Any]] = []
+    pooled: np.ndarray | None = None
+    worst: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+    for row in tqdm(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
+        image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, device)
+        records.extend(log_records)
+        pooled = counts if pooled is None else pooled + counts
+        score = _mean_or_nan([r["r2"] for r in log_records])
+        score = -math.inf if math.isnan(score) else score
+        if worst is None or score < worst[0]:
+            worst = (score, image, truth_rows, pred_rows)
+    metrics = _summarise(records, pooled, params.split, len(logs))
+    out_dir = Path(out_dir)
+    write_per_log_csv(out_dir / "per_log.csv", records)
+    write_text_atomic(out_dir / "metrics.json", json.dumps(_json_safe(metrics), indent=2, allow_nan=False) + "\n")
+    overlay_png(out_dir / "overlay.png", worst[1], worst[2], worst[3])
+    log.info("evaluated %d logs of %s: median R^2 %.4f, median MAE %.4f",
+             len(logs), set_dir, metrics["median_r2"], metrics["median_mae"])
+    return metrics
+
+
+def _evaluate_log(
+    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, device: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]], np.ndarray]:
+    """Image, truth rows, predicted rows (pixel rows, (K, W)), per-curve records and mask counts of one log."""
+    image = decode_scan(set_dir / row.image)
+    mask = tifffile.imread(set_dir / row.mask)
+    if mask.shape != image.shape:
+        raise ValueError(f"{set_dir / row.mask}: mask shape {mask.shape} differs from image {row.image} "
+                         f"shape {image.shape}; regenerate the set")
+    height, width = image.shape
+    calibration = Calibration.from_file(set_dir / row.calibration)
+    probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device)
+    rows, confidence = extract_curves(probs)
+    n_truth = min(int(row.n_curves), len(calibration.curves))
+    truth = truth_tracks(set_dir / row.las, calibration, width, n_truth)
+    pred = (rows + 0.5) / height
+    if rows.shape[0] == 1 and n_truth > 1:
+        truth = match_binary(pred[0], truth)[None]
+    n = min(rows.shape[0], truth.shape[0])
+    records = []
+    for k in range(n):
+        scores = curve_metrics(pred[k], truth[k])
+        records.append({"id": row.id, "well": row.well, "curve": curve_name(k),
+                        "mnemonic": calibration.curves[k].mnemonic, "width": width, "height": height, **scores,
+                        "mean_confidence": float(confidence[k].mean())})
+    num_classes = probs.shape[0]
+    # A binary model is scored as curve vs background whatever the set labels its curves.
+    true_class = (mask > 0).astype(np.uint8) if num_classes == 2 else mask
+    counts = mask_counts(probs.argmax(axis=0), true_class, num_classes)
+    return image, truth[:n] * height - 0.5, rows[:n], records, counts
+
+
+def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str, n_logs: int) -> dict[str, Any]:
+    frame = pd.DataFrame(list(records), columns=list(PER_LOG_COLUMNS))
+    curves: dict[str, dict[str, float]] = {}
+    for name, group in frame.groupby("curve", sort=True):
+        curves[str(name)] = {}
+        for metric in CURVE_METRICS:
+            values = group[metric].to_numpy(dtype=np.float64)
+            curves[str(name)][f"median_{metric}"] = _finite_stat(np.median, values)
+            curves[str(name)][f"mean_{metric}"] = _finite_stat(np.mean, values)
+    # Worst curve decides: np.min/np.max propagate NaN, so a curve never found fails the gate.
+    keys = ("median_r2", "median_mae", "median_mse")
+    worst = {key: [c[key] for c in curves.values()] or [float("nan")] for key in keys}
+    return {
+        "split": split,
+        "n_logs": n_logs,
+        "curves": curves,
+        "classes": {str(k): v for k, v in scores_from_counts(pooled).items()},
+        "median_r2": float(np.min(worst["median_r2"])),
+        "median_mae": float(np.max(worst["median_mae"])),
+        "median_mse": float(np.max(worst["median_mse"])),
+    }
+
+
+def _finite_stat(stat: Callable[[np.ndarray], Any], values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(stat(finite)) if finite.size else float("nan")
+
+
+def _mean_or_nan(values: Sequence[float]) -> float:
+    return _finite_stat(np.mean, np.asarray(values, dtype=np.float64))
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN -> None recursively, so metrics.json stays strict JSON."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

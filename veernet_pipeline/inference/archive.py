@@ -1,0 +1,122 @@
+"""Digitise a whole validated archive: idempotent, one bad scan never stops the batch.
+
+Every validated scan gets `out_dir/<sha256[:16]>/<model_version>/<stem>.las` and `<stem>.qc.png`.
+The output path is keyed by the scan's content hash and the model version, so a re-run skips
+every (scan, model) pair already done and a new model version writes beside the old one. The QC
+PNG is written before the LAS and both atomically, so an existing LAS means the pair is
+complete. A scan that fails is recorded with its reason in `index.parquet` and
+`failures.parquet`; the invariant validated == written + skipped + failed is asserted.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from veernet_pipeline.inference.digitize import digitize_scan, write_qc_png
+from veernet_pipeline.io.atomic import atomic_path
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import write_las
+from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.model.veernet import load_model
+
+log = logging.getLogger(__name__)
+
+INDEX_COLUMNS = ("path", "sha256", "las", "qc", "calibrated", "status", "reason")
+
+
+def output_paths(out_dir: Path, sha256: str, model_version: str, scan_path: str) -> tuple[Path, Path]:
+    """Where one scan's LAS and QC PNG go for one model version."""
+    folder = Path(out_dir) / sha256[:16] / model_version
+    stem = Path(scan_path).stem
+    return folder / f"{stem}.las", folder / f"{stem}.qc.png"
+
+
+def digitize_archive(
+    validated_dir: Path,
+    ingested_dir: Path,
+    raw_dir: Path,
+    model_dir: Path,
+    model_version: str,
+    out_dir: Path,
+    tile_width: int,
+    tile_overlap: int,
+) -> dict[str, int]:
+    """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
+
+    Args:
+        validated_dir: holds `validated.parquet` (manifest columns: path, sha256, decoded, calibration).
+        ingested_dir: root of the `decoded` landscape scans.
+        raw_dir: root of the scans' `calibration` sidecar paths.
+        model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
+        model_version: names the output folder, e.g. "v3".
+        out_dir: output root; gets `index.parquet` and `failures.parquet`.
+        tile_width: inference tile width (multiple of 32).
+        tile_overlap: columns shared by neighbouring tiles.
+
+    Returns:
+        Counts: validated, written, skipped, failed.
+    """
+    manifest = Path(validated_dir) / "validated.parquet"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"{manifest}: no validated manifest; run `veernet validate` first")
+    scans = pd.read_parquet(manifest)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model: nn.Module | None = None
+    records: list[dict[str, object]] = []
+    for row in tqdm(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
+        las_path, qc_path = output_paths(out_dir, row.sha256, model_version, row.path)
+        record = {"path": row.path, "sha256": row.sha256, "las": las_path.relative_to(out_dir).as_posix(),
+                  "qc": qc_path.relative_to(out_dir).as_posix(), "calibrated": bool(row.calibration),
+                  "status": "skipped", "reason": ""}
+        if not las_path.is_file():
+            if model is None:
+                # A model that will not load fails the whole run on purpose: no scan could succeed.
+                model = load_model(model_dir, map_location=device)
+            try:
+                _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), model_version,
+                              las_path, qc_path, tile_width, tile_overlap)
+                record["status"] = "written"
+            except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
+                record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
+                log.warning("%s: digitising failed: %s", row.path, record["reason"], exc_info=True)
+        records.append(record)
+    index = pd.DataFrame(records, columns=list(INDEX_COLUMNS))
+    counts = {"validated": len(scans)}
+    counts.update({status: int((index["status"] == status).sum()) for status in ("written", "skipped", "failed")})
+    if counts["validated"] != counts["written"] + counts["skipped"] + counts["failed"]:
+        raise AssertionError(f"digitize_archive lost scans: {counts}")
+    for name, frame in (("index.parquet", index), ("failures.parquet", index[index["status"] == "failed"])):
+        with atomic_path(Path(out_dir) / name) as tmp:
+            frame.to_parquet(tmp, index=False)
+    log.info("digitised archive into %s: %s", out_dir, counts)
+    return counts
+
+
+def _digitize_one(
+    model: nn.Module,
+    device: str,
+    row: Any,
+    ingested_dir: Path,
+    raw_dir: Path,
+    model_version: str,
+    las_path: Path,
+    qc_path: Path,
+    tile_width: int,
+    tile_overlap: int,
+) -> None:
+    """Decode, digitise and write one scan's QC PNG then LAS (the LAS last: it marks completion)."""
+    if not row.decoded:
+        raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
+    image = decode_scan(ingested_dir / row.decoded)
+    calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
+    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, device)
+    write_qc_png(qc_path, image, result.rows, result.confidence)
+    notes = [*result.notes, f"source scan {row.path} sha256 {row.sha256}", f"model version {model_version}"]
+    write_las(las_path, result.depth, result.depth_unit, result.curves, result.well, notes)

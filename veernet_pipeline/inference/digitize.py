@@ -1,0 +1,123 @@
+"""One scan -> LAS curves with a per-column confidence, plus a QC picture for review.
+
+The net's class probabilities become one subpixel row per column per curve
+(`evaluation.extract`); the calibration sidecar turns columns into depths and rows into values.
+Without a sidecar the output stays in track units and says so in the LAS header. Each curve gets
+a `<MNEM>_CONF` companion (peak class probability of the picked trace, 0 where none was found):
+the review step sorts and filters on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from torch import nn
+
+from veernet_pipeline.evaluation.extract import extract_curves
+from veernet_pipeline.evaluation.report import Series, curve_name, render_curves_png
+from veernet_pipeline.inference.predict import predict_probs
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import LasCurve
+
+UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
+_QC_COLORS = ("red", "blue", "darkorange", "magenta")
+
+
+@dataclass
+class DigitizedLog:
+    """What `write_las` needs, plus the pixel rows and confidence the QC picture draws.
+
+    Shape:
+        depth: (W,). Each curve's values: (W,). rows, confidence: (K, W) for the K curves written.
+    """
+
+    depth: np.ndarray
+    depth_unit: str
+    curves: list[LasCurve]
+    well: dict[str, str]
+    notes: list[str]
+    calibrated: bool
+    rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    confidence: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+
+
+def digitize_scan(
+    model: nn.Module,
+    image: np.ndarray,
+    calibration: Calibration | None,
+    tile_width: int,
+    tile_overlap: int,
+    device: str = "cpu",
+    min_confidence: float = 0.3,
+) -> DigitizedLog:
+    """Digitise one scan.
+
+    Args:
+        model: VeerNet on `device`, in eval mode.
+        image: the landscape scan, ink dark on light.
+        calibration: the scan's sidecar, or None for track units.
+        tile_width: inference tile width (multiple of 32).
+        tile_overlap: columns shared by neighbouring tiles.
+        device: torch device of the model.
+        min_confidence: class probability a pixel needs to count as ink of a curve.
+
+    Returns:
+        Depth (`calibration.column_depths(W)`, or the column index), one value curve and one
+        `_CONF` curve per curve class the calibration names, header notes.
+
+    Shape:
+        image: (H, W) uint8.
+    """
+    height, width = image.shape
+    rows, confidence = extract_curves(predict_probs(model, image, tile_width, tile_overlap, device), min_confidence)
+    n_classes = rows.shape[0]
+    calib = calibration if calibration is not None else Calibration.track_units(n_classes)
+    notes = [] if calib.calibrated else [UNCALIBRATED_NOTE]
+    n_curves = min(n_classes, len(calib.curves))
+    if n_classes > n_curves:
+        notes.append(f"model separates {n_classes} curves but the calibration names {n_curves}; "
+                     f"only the first {n_curves} are written")
+    elif len(calib.curves) > n_curves:
+        notes.append(f"calibration names {len(calib.curves)} curves but the model separates only {n_curves}; "
+                     f"{', '.join(c.mnemonic for c in calib.curves[n_curves:])} not digitised")
+    notes.append("curve values at the probability-weighted row of the strongest trace in each column; "
+                 "<MNEM>_CONF = peak class probability of that trace (0 = no trace found)")
+    curves: list[LasCurve] = []
+    for k in range(n_curves):
+        scale = calib.curves[k]
+        values = calib.row_to_value(rows[k], height, k)
+        curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)} (class {k + 1}), VeerNet"))
+        curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
+                               f"confidence of {scale.mnemonic}, 0..1"))
+    return DigitizedLog(
+        depth=calib.column_depths(width),
+        depth_unit=calib.depth_unit,
+        curves=curves,
+        well=dict(calib.well),
+        notes=notes,
+        calibrated=calib.calibrated,
+        rows=rows[:n_curves],
+        confidence=confidence[:n_curves],
+    )
+
+
+def write_qc_png(
+    path: Path, image: np.ndarray, rows: np.ndarray, confidence: np.ndarray | None = None, max_columns: int = 2048
+) -> tuple[int, int]:
+    """Extracted curves over the scan at native pixels, written atomically.
+
+    A scan wider than `max_columns` is cropped to a column window (never resized): the stretch
+    with the lowest confidence when `confidence` is given (what a reviewer should look at),
+    else the middle.
+
+    Returns:
+        The window `(start, stop)` drawn.
+
+    Shape:
+        image: (H, W) uint8. rows, confidence: (K, W).
+    """
+    series = [Series(r, _QC_COLORS[k % len(_QC_COLORS)], f"curve {curve_name(k)}") for k, r in enumerate(rows)]
+    badness = None if confidence is None or len(confidence) == 0 else np.sum(1.0 - confidence, axis=0)
+    return render_curves_png(Path(path), image, series, max_columns, badness)

@@ -1,0 +1,99 @@
+"""Class probabilities for a whole scan, tiled along depth at native resolution.
+
+A 12,800-px strip does not fit one forward pass on every machine, so the scan is cut into
+overlapping tiles along W (the depth axis). Each tile is padded bottom/right with paper (1.0)
+to a multiple of 32 and the validity mask goes with it, so the attention never looks at the pad.
+Stitching is by centre crop: every column takes its probabilities from the one tile in which it
+lies farthest from a cut edge (an edge that is not the scan's own edge), which is the tile whose
+context around that column is the most complete. No blending, so no seams of averaged logits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from veernet_pipeline.model.veernet import pad_to_multiple
+
+MULTIPLE = 32  # the encoder halves five times
+
+
+@dataclass(frozen=True)
+class Tile:
+    """Columns `[start, stop)` go through the net; columns `[keep_start, keep_stop)` are kept."""
+
+    start: int
+    stop: int
+    keep_start: int
+    keep_stop: int
+
+
+def plan_tiles(width: int, tile_width: int, tile_overlap: int) -> list[Tile]:
+    """Tiles covering `width` columns; their kept ranges partition `[0, width)` in order.
+
+    Tiles start every `tile_width - tile_overlap` columns and the last one is flush with the right
+    edge, so every tile but a lone one is exactly `tile_width` wide. Between two neighbours the
+    cut sits in the middle of their overlap: on each side of it a column is farther from the
+    other tile's cut edge than it would be in that tile.
+    """
+    if tile_width <= 0 or tile_width % MULTIPLE:
+        raise ValueError(f"tile_width {tile_width} must be a positive multiple of {MULTIPLE}; "
+                         f"set evaluate/infer tile_width in params.yaml to e.g. {max(MULTIPLE, tile_width // 32 * 32)}")
+    if not 0 <= tile_overlap < tile_width:
+        raise ValueError(f"tile_overlap {tile_overlap} must be in [0, tile_width={tile_width}); fix params.yaml")
+    if width <= tile_width:
+        return [Tile(0, width, 0, width)]
+    starts = [*range(0, width - tile_width, tile_width - tile_overlap), width - tile_width]
+    stops = [s + tile_width for s in starts]
+    cuts = [0] + [(stops[i] + starts[i + 1] + 1) // 2 for i in range(len(starts) - 1)] + [width]
+    return [Tile(s, e, cuts[i], cuts[i + 1]) for i, (s, e) in enumerate(zip(starts, stops, strict=True))]
+
+
+def logits_to_probs(logits: torch.Tensor) -> torch.Tensor:
+    """Class probabilities from logits; one channel (binary) becomes `[1 - p, p]`.
+
+    Shape:
+        logits: (B, C, H, W). Returns (B, max(C, 2), H, W).
+    """
+    if logits.shape[1] == 1:
+        curve = torch.sigmoid(logits)
+        return torch.cat([1.0 - curve, curve], dim=1)
+    return torch.softmax(logits, dim=1)
+
+
+def predict_probs(
+    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device = "cpu"
+) -> np.ndarray:
+    """Class probabilities for every pixel of a scan.
+
+    Args:
+        model: a VeerNet already on `device` and in eval mode (`load_model` returns it so).
+        image: the scan, ink dark (0) on light (255).
+        tile_width: columns per tile, a multiple of 32.
+        tile_overlap: columns shared by neighbouring tiles; the cut sits in its middle.
+        device: where the tiles are sent.
+
+    Returns:
+        Probabilities; channel 0 is background, channel k the k-th curve.
+
+    Shape:
+        image: (H, W) uint8. Returns (C, H, W) float32, C = 2 for a one-logit binary model.
+    """
+    if image.ndim != 2 or image.dtype != np.uint8:
+        raise ValueError(f"image must be a 2-D uint8 array (H, W), got {image.dtype} shape {image.shape}")
+    height, width = image.shape
+    if width == 0 or height == 0:
+        raise ValueError(f"image has no pixels (shape {image.shape})")
+    pieces: list[np.ndarray] = []  # kept column ranges, left to right; they partition [0, W)
+    with torch.inference_mode():
+        for tile in plan_tiles(width, tile_width, tile_overlap):
+            x = torch.from_numpy(np.ascontiguousarray(image[:, tile.start:tile.stop])).to(device)
+            x = x.to(torch.float32).div_(255.0)[None, None]
+            padded, valid = pad_to_multiple(x, MULTIPLE, value=1.0)
+            probs = logits_to_probs(model(padded, valid))[0, :, :height]
+            lo, hi = tile.keep_start - tile.start, tile.keep_stop - tile.start
+            pieces.append(probs[:, :, lo:hi].float().cpu().numpy())
+    return np.concatenate(pieces, axis=2)
