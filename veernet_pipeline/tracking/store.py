@@ -1,0 +1,158 @@
+"""The MLflow tracking store: runs, the model registry and aliases.
+
+By default the store lives in the project: `mlruns.db` (SQLite) beside params.yaml and
+artifacts under `mlartifacts/`; `MLFLOW_TRACKING_URI` points elsewhere. Models are logged as
+weights plus our own model code (models-from-code, `pyfunc_model.py`), never as a pickled
+object or a shape-fixed torch.export program, so a variable-width net always loads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import numpy as np
+from mlflow import MlflowClient
+from mlflow.exceptions import MlflowException
+from mlflow.models import ModelSignature
+from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
+
+log = logging.getLogger(__name__)
+
+EXPERIMENT = "veernet"
+PYFUNC_CODE = Path(__file__).with_name("pyfunc_model.py")
+MODEL_FILES = ("weights.pt", "model.json")
+
+# One scan of any size in, class probabilities of the same size out; tiling is a call-time param.
+SIGNATURE = ModelSignature(
+    inputs=Schema([TensorSpec(np.dtype(np.uint8), (-1, -1))]),
+    outputs=Schema([TensorSpec(np.dtype(np.float32), (-1, -1, -1))]),
+    params=ParamSchema([ParamSpec("tile_width", "long", 2048), ParamSpec("tile_overlap", "long", 128)]),
+)
+
+
+def tracking_uri(root: Path) -> str:
+    """$MLFLOW_TRACKING_URI, else a SQLite store in the project folder."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+
+
+def configure(root: Path) -> MlflowClient:
+    """Point MLflow at the store and make sure the experiment exists with project-local artifacts."""
+    uri = tracking_uri(root)
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_registry_uri(uri)
+    client = MlflowClient(uri, uri)
+    if client.get_experiment_by_name(EXPERIMENT) is None:
+        client.create_experiment(EXPERIMENT, artifact_location=(root / "mlartifacts").resolve().as_uri())
+    mlflow.set_experiment(EXPERIMENT)
+    return client
+
+
+def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+@contextmanager
+def stage_run(root: Path, stage: str, params: Mapping[str, Any], tags: Mapping[str, str]) -> Iterator[Any]:
+    """An MLflow run for one pipeline stage, with its flattened params and tags."""
+    configure(root)
+    with mlflow.start_run(run_name=stage, tags={"stage": stage, **tags}) as run:
+        mlflow.log_params(_flatten(params))
+        yield run
+
+
+def log_epoch(epoch: int, metrics: Mapping[str, float]) -> None:
+    """Per-epoch metrics into the active run (non-numeric entries are skipped by design)."""
+    mlflow.log_metrics({k: float(v) for k, v in metrics.items() if isinstance(v, int | float)}, step=epoch)
+
+
+def log_model(model_dir: Path, registered_name: str) -> str:
+    """Log weights + model code to the active run, register it, return the new version number."""
+    artifacts = {"weights": str(model_dir / "weights.pt"), "config": str(model_dir / "model.json")}
+    info = mlflow.pyfunc.log_model(
+        name="model",
+        python_model=str(PYFUNC_CODE),
+        artifacts=artifacts,
+        signature=SIGNATURE,
+        # Explicit requirements: skips MLflow's slow dependency inference, and pins what loads it.
+        pip_requirements=[f"torch=={_version('torch')}", f"mlflow=={mlflow.__version__}", "veernet-pipeline"],
+        registered_model_name=registered_name,
+    )
+    version = str(info.registered_model_version)
+    log.info("registered %s version %s", registered_name, version)
+    return version
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package).split("+")[0]
+
+
+def alias_version(root: Path, name: str, alias: str) -> str | None:
+    """Version number behind `name@alias`, or None when the alias is not set."""
+    client = configure(root)
+    try:
+        return str(client.get_model_version_by_alias(name, alias).version)
+    except MlflowException as exc:
+        if exc.error_code in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE"):
+            return None
+        raise
+
+
+def set_alias(root: Path, name: str, alias: str, version: str) -> None:
+    configure(root).set_registered_model_alias(name, alias, version)
+
+
+def resolve_model(root: Path, uri: str) -> tuple[str, str]:
+    """`models:/name@alias` or `models:/name/version` -> (model name, version number)."""
+    if not uri.startswith("models:/"):
+        raise ValueError(f"model URI {uri!r} must look like models:/NAME@ALIAS or models:/NAME/VERSION")
+    ref = uri.removeprefix("models:/")
+    if "@" in ref:
+        name, alias = ref.split("@", 1)
+        version = alias_version(root, name, alias)
+        if version is None:
+            raise LookupError(
+                f"{uri}: alias {alias!r} is not set on {name!r}; run `veernet evaluate` (it sets `champion` when "
+                f"the gate passes) or pass --model models:/{name}/<version>"
+            )
+        return name, version
+    name, version = ref.split("/", 1)
+    return name, version
+
+
+def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
+    """Fetch a registered model's weights into `dest`; returns (folder with weights.pt, version)."""
+    name, version = resolve_model(root, uri)
+    target = dest / f"{name}-v{version}"
+    if not all((target / "artifacts" / f).is_file() for f in MODEL_FILES):
+        configure(root)
+        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(target))
+    return target / "artifacts", version
+
+
+def log_artifact(path: Path, artifact_path: str | None = None) -> None:
+    mlflow.log_artifact(str(path), artifact_path=artifact_path)
+
+
+def tag_version(root: Path, name: str, version: str, key: str, value: str) -> None:
+    configure(root).set_model_version_tag(name, version, key, value)
+
+
+def version_metric(root: Path, name: str, version: str, key: str) -> float | None:
+    """A figure recorded on a model version as a tag by the gate (e.g. its median R^2)."""
+    tags = configure(root).get_model_version(name, version).tags
+    return float(tags[key]) if key in tags else None
