@@ -1,0 +1,224 @@
+"""Synthetic data: bundled wells, windows, scales, exact labels, determinism, sets and the sample archive."""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import tifffile
+
+from veernet_pipeline.config import Range, Settings, SynthesizeParams, load_settings
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.tiff import ScanReadError, decode_scan, read_header
+from veernet_pipeline.synthetic.curves import (
+    PROCEDURAL,
+    Well,
+    choose_scale,
+    fill_short_gaps,
+    load_wells,
+    window,
+)
+from veernet_pipeline.synthetic.dataset import (
+    INDEX_COLUMNS,
+    preview_sheet,
+    synthesize_sets,
+    wells_by_split,
+    write_instance,
+)
+from veernet_pipeline.synthetic.render import render_instance
+from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, WIDE_NAME, build_sample_archive
+
+PARAMS = Path(__file__).parents[2] / "params.yaml"
+
+
+def _settings(tmp_path: Path, *overrides: str) -> Settings:
+    return load_settings(PARAMS, profile="test", overrides=[f"paths.synthetic={tmp_path / 'synthetic'}", *overrides])
+
+
+@pytest.fixture(scope="module")
+def wells() -> list[Well]:
+    return load_wells("")
+
+
+@pytest.fixture(scope="module")
+def params() -> SynthesizeParams:
+    return load_settings(PARAMS, profile="test").synthesize
+
+
+def test_bundled_wells_are_complete_and_small(wells: list[Well]) -> None:
+    folder = Path(str(resources.files("veernet_pipeline.resources").joinpath("las")))
+    sizes = [f.stat().st_size for f in folder.glob("*.las.gz")]
+    assert len(wells) == len(sizes) == 12
+    assert sum(sizes) < 6 * 2**20
+    attribution = " ".join((folder / "ATTRIBUTION.md").read_text().split())
+    assert "FORCE 2020" in attribution and "(NLOD) 2.0" in attribution
+    assert len({w.name for w in wells}) == 12
+    for well in wells:
+        assert np.all(np.diff(well.depth) > 0)
+        assert "GR" in well.curves and well.unit == "M"
+        assert all(v.shape == well.depth.shape for v in well.curves.values())
+
+
+def test_fill_short_gaps_fills_only_short_interior_gaps() -> None:
+    values = np.array([np.nan, 1.0, np.nan, np.nan, 4.0] + [np.nan] * 20 + [5.0, np.nan])
+    filled = fill_short_gaps(values, max_gap=8)
+    assert np.isnan(filled[0]) and np.isnan(filled[-1]) and np.isnan(filled[5:25]).all()
+    np.testing.assert_allclose(filled[1:5], [1.0, 2.0, 3.0, 4.0])
+
+
+def test_window_gives_distinct_finite_curves(wells: list[Well]) -> None:
+    for index in range(5):
+        picked = window(wells, 2, 3200, np.random.default_rng([1, index]))
+        assert picked is not None
+        assert len(set(picked.mnemonics)) == 2
+        assert all(np.isfinite(v).all() and v.shape == picked.depth.shape for v in picked.values)
+        assert 3200 / (picked.depth.size - 1) <= 12.0
+    lone = Well("lone", np.arange(50.0), {"GR": np.ones(50)}, "M")
+    assert window([lone], 2, 320, np.random.default_rng(0)) is None
+
+
+def test_choose_scale_follows_shares(params: SynthesizeParams) -> None:
+    values = np.array([0.3, 2.0, 40.0, 150.0])
+    log_rev = params.model_copy(update={"log_scale_share": 1.0, "reversed_share": 1.0})
+    scale = choose_scale("RDEP", "OHMM", values, np.random.default_rng(0), log_rev)
+    assert scale.scale == "log" and scale.top_value > scale.bottom_value
+    assert scale.bottom_value <= 0.3 and scale.top_value >= 150.0
+    decades = np.log10(scale.top_value / scale.bottom_value)
+    assert decades == pytest.approx(round(decades))
+    negative = np.array([-0.02, 0.1, 0.3])
+    assert choose_scale("NPHI", "V/V", negative, np.random.default_rng(0), log_rev).scale == "linear"
+    plain = params.model_copy(update={"log_scale_share": 0.0, "reversed_share": 0.0})
+    gr = choose_scale("GR", "GAPI", np.array([20.0, 80.0, 120.0]), np.random.default_rng(0), plain)
+    assert gr.scale == "linear" and (gr.top_value, gr.bottom_value) in {(0.0, 150.0), (0.0, 200.0)}
+
+
+def _rows_from_files(las: Path, calib: Path, width: int, height: int) -> list[np.ndarray]:
+    # Independent of the renderer: what a reader of the LAS and the sidecar computes.
+    depth, curves, _ = read_curves(las)
+    calibration = Calibration.from_file(calib)
+    at = calibration.column_depths(width)
+    rows = []
+    for k, scale in enumerate(calibration.curves):
+        value = np.interp(at, depth, curves[scale.mnemonic])
+        rows.append(np.rint(np.clip(calibration.value_to_row(value, height, k), 0, height - 1)).astype(int))
+    return rows
+
+
+@pytest.mark.parametrize("n_curves", [1, 2])
+def test_mask_follows_calibration_exactly(tmp_path: Path, wells: list[Well], params: SynthesizeParams,
+                                          n_curves: int) -> None:
+    for index in range(4):
+        log = render_instance(5, index, params, wells, n_curves)
+        write_instance(tmp_path, f"i{index}", log, binary=False)
+        height, width = log.mask.shape
+        rows = _rows_from_files(tmp_path / f"i{index}.las", tmp_path / f"i{index}.calib.json", width, height)
+        lw = log.line_widths
+        for x in range(width):
+            near = log.mask[max(0, rows[0][x] - lw[0]) : rows[0][x] + lw[0] + 1, x]
+            # Curve A is solid: every column has its ink near the row, unless B was drawn over it.
+            assert (near == 1).any() or (n_curves == 2 and (near == 2).any()), (index, x)
+        for curve, r in enumerate(rows):
+            padded = np.pad(r, 2, mode="edge")
+            windows = np.lib.stride_tricks.sliding_window_view(padded, 5)
+            ys, xs = np.nonzero(log.mask == curve + 1)
+            assert (ys >= windows.min(axis=1)[xs] - lw[curve]).all()
+            assert (ys <= windows.max(axis=1)[xs] + lw[curve]).all()
+        assert (log.image[log.mask > 0] < 110).all()
+        assert (log.mask[log.image < 90] > 0).all()
+
+
+def test_render_is_deterministic_and_sized(wells: list[Well], params: SynthesizeParams) -> None:
+    first, again = render_instance(3, 7, params, wells, 2), render_instance(3, 7, params, wells, 2)
+    assert first.image.tobytes() == again.image.tobytes() and first.mask.tobytes() == again.mask.tobytes()
+    assert first.calibration == again.calibration
+    other = render_instance(3, 8, params, wells, 2)
+    assert other.image.shape != first.image.shape or other.image.tobytes() != first.image.tobytes()
+    for index in range(6):
+        log = render_instance(3, index, params, wells, 2)
+        height, width = log.image.shape
+        assert params.height.min <= height <= params.height.max
+        assert params.width.min <= width <= params.width.max
+        assert log.image.dtype == np.uint8 and log.mask.dtype == np.uint8
+        assert set(np.unique(log.mask)) == {0, 1, 2}
+
+
+def test_procedural_source(wells: list[Well], params: SynthesizeParams) -> None:
+    all_procedural = params.model_copy(update={"procedural_share": 1.0})
+    for log in (render_instance(1, 0, all_procedural, wells, 2), render_instance(1, 0, params, [], 2)):
+        assert log.well == PROCEDURAL and log.calibration.well == {"WELL": "PROCEDURAL"}
+        assert len(set(log.mnemonics)) == 2 and all(np.isfinite(v).all() for v in log.values)
+
+
+def test_full_size_render_is_fast(wells: list[Well], params: SynthesizeParams) -> None:
+    full = params.model_copy(update={"width": Range(min=12800, max=12800), "height": Range(min=640, max=640)})
+    render_instance(0, 0, full, wells, 2)
+    start = time.perf_counter()
+    log = render_instance(0, 1, full, wells, 2)
+    assert log.image.shape == (640, 12800)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_synthesize_sets_splits_by_well_and_is_deterministic(tmp_path: Path, wells: list[Well]) -> None:
+    settings = _settings(tmp_path)
+    counts = synthesize_sets(settings)
+    root = settings.path("synthetic")
+    well_split: dict[str, set[str]] = {}
+    for name, expected in (("binary", settings.synthesize.binary_count), ("multiclass", 10)):
+        index = pd.read_parquet(root / name / "index.parquet")
+        assert list(index.columns) == INDEX_COLUMNS and len(index) == expected
+        assert counts[name] == {s: int((index.split == s).sum()) for s in ("train", "val", "test")}
+        assert all(counts[name][s] > 0 for s in ("train", "val", "test"))
+        for row in index.itertuples():
+            for column in ("image", "mask", "calibration", "las"):
+                assert (root / name / getattr(row, column)).is_file()
+            mask = tifffile.imread(root / name / row.mask)
+            assert mask.shape == (row.height, row.width)
+            assert mask.max() == (1 if name == "binary" else 2)
+            if row.well != PROCEDURAL:
+                well_split.setdefault(row.well, set()).add(row.split)
+        assert set(index.n_curves) == ({1, 2} if name == "binary" else {2})
+    assert all(len(splits) == 1 for splits in well_split.values())
+
+    # Instance 3 of the multiclass set, rendered alone, equals the one in the batch.
+    row = pd.read_parquet(root / "multiclass" / "index.parquet").iloc[3]
+    pools = wells_by_split(wells, settings.synthesize.splits, settings.seed)
+    alone = render_instance(settings.seed + 1, 3, settings.synthesize, pools[row.split], 2)
+    np.testing.assert_array_equal(alone.image, tifffile.imread(root / "multiclass" / row.image))
+
+    again = _settings(tmp_path / "again")
+    synthesize_sets(again)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        twin = again.path("synthetic") / path.relative_to(root)
+        assert path.read_bytes() == twin.read_bytes(), path
+
+    preview_sheet(root / "multiclass", tmp_path / "sheet.png", n=3)
+    assert (tmp_path / "sheet.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_build_sample_archive_writes_valid_and_broken_scans(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    bounds = settings.validate_
+    written = build_sample_archive(tmp_path / "raw", settings)
+    scans = [p for p in written if p.suffix.lower() in (".tif", ".tiff")]
+    assert {TRUNCATED_NAME, WIDE_NAME} <= {p.name for p in scans}
+    sidecars = {p.name for p in written if p.name.endswith(".calib.json")}
+    valid = [p for p in scans if p.name not in (TRUNCATED_NAME, WIDE_NAME)]
+    assert len(valid) == 4
+    headers = {p.name: read_header(p) for p in valid}
+    assert {h.compression for h in headers.values()} >= {"lzw", "packbits"}
+    assert any(h.height > h.width for h in headers.values())
+    assert any(h.bits == 1 and h.photometric == "miniswhite" for h in headers.values())
+    assert sum(p.name + ".calib.json" not in sidecars for p in valid) == 1
+    for path in valid:
+        height, width = decode_scan(path).shape
+        assert bounds.width.min <= width <= bounds.width.max and bounds.height.min <= height <= bounds.height.max
+    with pytest.raises(ScanReadError) as caught:
+        decode_scan(tmp_path / "raw" / TRUNCATED_NAME)
+    assert caught.value.code == "truncated"
+    assert read_header(tmp_path / "raw" / WIDE_NAME).width > bounds.width.max
+    assert build_sample_archive(tmp_path / "raw", settings) == []

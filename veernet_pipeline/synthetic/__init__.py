@@ -1,0 +1,1 @@
+"""Synthetic training data: track strips rendered from real or procedural curves, with exact masks."""

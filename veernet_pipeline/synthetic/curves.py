@@ -1,0 +1,320 @@
+"""Curve sources for synthetic logs: windows of real wells, a procedural walk, and track scales.
+
+Real curves come from LAS wells (by default the reduced FORCE 2020 wells bundled in
+`veernet_pipeline/resources/las`). A window is a run of consecutive native samples in which every
+chosen curve is finite; NaN gaps of at most `MAX_GAP_SAMPLES` samples are filled by linear
+interpolation first (the filled values are what the ground-truth LAS holds), longer gaps make the
+window search move elsewhere. The procedural source is a smooth random walk over layered "beds",
+for variety beyond the bundled wells.
+
+Track scales are round numbers: conventional presets per mnemonic (GR 0-150, RHOB 1.95-2.95,
+NPHI -0.15..0.45, ...) when they hold the window's values, else a "nice number" fit; logarithmic
+tracks span whole decades from a 1 or 2 mantissa (0.2-2000). Which curves are logarithmic or
+reversed is drawn from `log_scale_share` / `reversed_share`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import lasio
+import numpy as np
+
+from veernet_pipeline.config import SynthesizeParams
+from veernet_pipeline.io.calibration import CurveScale
+
+CURVE_MNEMONICS = ("GR", "RDEP", "RMED", "RHOB", "NPHI", "DTC", "CALI", "PEF")
+MAX_GAP_SAMPLES = 8
+# Image columns per LAS sample: ~1.2 is a 1:1000 print at 200 dpi, ~6 a 1:200 print.
+PX_PER_SAMPLE = (1.2, 6.0)
+# Upper bound when a wide image needs a longer run than a well offers at the drawn density.
+MAX_PX_PER_SAMPLE = 12.0
+PROCEDURAL = "procedural"
+PROCEDURAL_STEP = 0.1524
+# Share of a window's values a linear preset may clip before the nice-number fit takes over.
+MAX_CLIPPED = 0.05
+
+# mnemonic -> (unit for procedural curves, linear presets as (low, high) in value order).
+LINEAR_PRESETS: dict[str, tuple[str, tuple[tuple[float, float], ...]]] = {
+    "GR": ("GAPI", ((0.0, 150.0), (0.0, 200.0), (0.0, 100.0))),
+    "RDEP": ("OHMM", ((0.0, 20.0), (0.0, 10.0), (0.0, 50.0))),
+    "RMED": ("OHMM", ((0.0, 20.0), (0.0, 10.0), (0.0, 50.0))),
+    "RHOB": ("G/C3", ((1.95, 2.95), (1.65, 2.65), (2.0, 3.0))),
+    "NPHI": ("V/V", ((-0.15, 0.45), (0.0, 0.6))),
+    "DTC": ("US/F", ((40.0, 140.0), (40.0, 190.0))),
+    "CALI": ("IN", ((6.0, 16.0), (8.0, 18.0), (4.0, 24.0))),
+    "PEF": ("B/E", ((0.0, 10.0), (0.0, 20.0))),
+}
+
+
+@dataclass(frozen=True)
+class Well:
+    """One source well: native depth samples and the curves of `CURVE_MNEMONICS` it has (NaN = null)."""
+
+    name: str
+    depth: np.ndarray
+    curves: dict[str, np.ndarray]
+    unit: str
+    units: dict[str, str] = field(default_factory=dict)
+    header: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CurveWindow:
+    """Consecutive native samples of one or two curves, all finite. Shape: depth and values (N,)."""
+
+    well: str
+    header: dict[str, str]
+    depth: np.ndarray
+    depth_unit: str
+    mnemonics: tuple[str, ...]
+    units: tuple[str, ...]
+    values: tuple[np.ndarray, ...]
+
+
+def round_significant(values: np.ndarray, digits: int = 4) -> np.ndarray:
+    """Round to `digits` significant digits (as the bundled wells are), so a LAS round trip is exact."""
+    values = np.asarray(values, dtype=np.float64)
+    out = values.copy()
+    nonzero = np.isfinite(values) & (values != 0)
+    scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(values[nonzero]))))
+    out[nonzero] = np.round(values[nonzero] * scale) / scale
+    return out
+
+
+def _read_well(name: str, text: str, origin: str) -> Well:
+    las = lasio.read(text)
+    depth = np.asarray(las.index, dtype=np.float64)
+    if depth.size < 2 or not np.all(np.diff(depth) > 0):
+        raise ValueError(f"{origin}: depth is not strictly increasing; sort the LAS by depth or drop the well")
+    keys = set(las.keys())
+    curves = {m: np.asarray(las[m], dtype=np.float64) for m in CURVE_MNEMONICS if m in keys}
+    if not curves:
+        raise ValueError(f"{origin}: none of {', '.join(CURVE_MNEMONICS)} present; add one or drop the well")
+    header = {k: str(las.well[k].value).strip() for k in ("WELL", "UWI") if k in las.well}
+    return Well(
+        name=name,
+        depth=depth,
+        curves=curves,
+        unit=(las.curves[0].unit or "M").upper(),
+        units={m: las.curves[m].unit for m in curves},
+        header={k: v for k, v in header.items() if v},
+    )
+
+
+def _well_name(filename: str) -> str:
+    lower = filename.lower()
+    for suffix in (".las.gz", ".las"):
+        if lower.endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
+
+
+def load_wells(source: str = "") -> list[Well]:
+    """Load the source wells, sorted by name.
+
+    Args:
+        source: a folder of `*.las` / `*.las.gz` files, one such file, or "" for the bundled wells.
+
+    Returns:
+        The wells; `Well.name` is the file name without its LAS suffix.
+    """
+    if source:
+        path = Path(source)
+        files = [path] if path.is_file() else sorted(
+            p for p in path.glob("*") if p.name.lower().endswith((".las", ".las.gz"))
+        )
+        items = [(p.name, p.read_bytes(), str(p)) for p in files]
+    else:
+        folder = resources.files("veernet_pipeline.resources").joinpath("las")
+        items = sorted(
+            (f.name, f.read_bytes(), f"bundled {f.name}") for f in folder.iterdir() if f.name.endswith(".las.gz")
+        )
+    if not items:
+        raise FileNotFoundError(f"no *.las or *.las.gz wells in {source or 'the bundled resources'}; "
+                                "point paths.las_source at a folder of LAS files or leave it empty")
+    wells = []
+    for filename, data, origin in items:
+        raw = gzip.decompress(data) if filename.lower().endswith(".gz") else data
+        wells.append(_read_well(_well_name(filename), raw.decode("utf-8", errors="replace"), origin))
+    return sorted(wells, key=lambda w: w.name)
+
+
+def fill_short_gaps(values: np.ndarray, max_gap: int = MAX_GAP_SAMPLES) -> np.ndarray:
+    """Linearly fill interior NaN gaps of at most `max_gap` samples; longer or edge gaps stay NaN."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values)
+    if finite.sum() < 2:
+        return values.copy()
+    index = np.arange(values.size)
+    filled = np.interp(index, index[finite], values[finite])
+    starts, ends = true_runs(~finite)
+    long = (starts == 0) | (ends == values.size) | (ends - starts > max_gap)
+    # +1 at each long gap's start, -1 at its end: the running sum marks samples inside one.
+    delta = np.zeros(values.size + 1, dtype=np.int64)
+    np.add.at(delta, starts[long], 1)
+    np.add.at(delta, ends[long], -1)
+    filled[np.cumsum(delta[:-1]) > 0] = np.nan
+    return filled
+
+
+def true_runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start (inclusive) and end (exclusive) indices of the runs of True in a 1-D bool array."""
+    padded = np.concatenate(([False], np.asarray(flags, dtype=bool), [False]))
+    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
+    return edges[0::2], edges[1::2]
+
+
+def _draw_samples(width: int, rng: np.random.Generator) -> int:
+    pps = math.exp(rng.uniform(math.log(PX_PER_SAMPLE[0]), math.log(PX_PER_SAMPLE[1])))
+    return math.ceil(width / pps) + 1
+
+
+def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generator) -> CurveWindow | None:
+    """A random window of `n_curves` distinct curves of one well, sized for a `width`-column image.
+
+    Wells and curve combinations are tried in random order. When no run is long enough at the drawn
+    sample density, the density is raised step by step up to `MAX_PX_PER_SAMPLE` px per sample.
+
+    Returns:
+        The window, or None when no well holds such a run.
+    """
+    n_samples = _draw_samples(width, rng)
+    fewest = math.ceil(width / MAX_PX_PER_SAMPLE) + 1
+    well_order = rng.permutation(len(wells))
+    while True:
+        for wi in well_order:
+            found = _window_in_well(wells[wi], n_curves, n_samples, rng)
+            if found is not None:
+                return found
+        if n_samples <= fewest:
+            return None
+        n_samples = max(fewest, math.ceil((n_samples - 1) / 1.5) + 1)
+
+
+def _window_in_well(well: Well, n_curves: int, n_samples: int, rng: np.random.Generator) -> CurveWindow | None:
+    filled: dict[str, np.ndarray] = {}
+    names = sorted(well.curves)
+    combos = [(m,) for m in names] if n_curves == 1 else [(a, b) for a in names for b in names if a != b]
+    for ci in rng.permutation(len(combos)):
+        combo = combos[ci]
+        for m in combo:
+            if m not in filled:
+                filled[m] = fill_short_gaps(well.curves[m])
+        ok = np.logical_and.reduce([np.isfinite(filled[m]) for m in combo])
+        starts, ends = true_runs(ok)
+        room = ends - starts - n_samples + 1
+        fits = room > 0
+        if not fits.any():
+            continue
+        # Uniform over every admissible start position, so long runs are chosen in proportion.
+        pick = int(rng.integers(room[fits].sum()))
+        cumulative = np.cumsum(room[fits])
+        run = int(np.searchsorted(cumulative, pick, side="right"))
+        offset = pick - (int(cumulative[run - 1]) if run else 0)
+        i0 = int(starts[fits][run]) + offset
+        sl = slice(i0, i0 + n_samples)
+        return CurveWindow(
+            well=well.name,
+            header=dict(well.header),
+            depth=well.depth[sl].copy(),
+            depth_unit=well.unit,
+            mnemonics=combo,
+            units=tuple(well.units.get(m, "") for m in combo),
+            values=tuple(round_significant(filled[m][sl]) for m in combo),
+        )
+    return None
+
+
+def smooth_walk(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A log-like trace in track fractions: layered beds plus a random walk, smoothed. Shape: (n,)."""
+    mean_bed = rng.uniform(15.0, 80.0)
+    n_beds = max(1, int(n / mean_bed))
+    boundaries = np.sort(rng.integers(0, n, n_beds - 1))
+    levels = rng.uniform(0.15, 0.85, n_beds)
+    trace = levels[np.searchsorted(boundaries, np.arange(n), side="right")]
+    walk = np.cumsum(rng.normal(0.0, rng.uniform(0.003, 0.015), n))
+    trace = trace + walk - walk.mean()
+    kernel = np.ones(int(rng.integers(2, 7)))
+    padded = np.pad(trace, (kernel.size, kernel.size), mode="edge")
+    trace = np.convolve(padded, kernel / kernel.sum(), mode="same")[kernel.size : -kernel.size]
+    # Fold back into the track rather than clip, so the walk never sticks to an edge.
+    folded = np.mod((trace - 0.02) / 0.96, 2.0)
+    return 0.02 + 0.96 * np.where(folded > 1.0, 2.0 - folded, folded)
+
+
+def procedural_window(n_curves: int, width: int, rng: np.random.Generator) -> CurveWindow:
+    """A window of `n_curves` procedural curves with distinct mnemonics on a regular 0.1524 m grid."""
+    n_samples = _draw_samples(width, rng)
+    top = round(float(rng.uniform(200.0, 3000.0)), 2)
+    depth = np.round(top + np.arange(n_samples) * PROCEDURAL_STEP, 4)
+    names = tuple(str(m) for m in rng.choice(list(LINEAR_PRESETS), size=n_curves, replace=False))
+    values = []
+    for m in names:
+        presets = LINEAR_PRESETS[m][1]
+        low, high = presets[int(rng.integers(len(presets)))]
+        values.append(round_significant(low + smooth_walk(n_samples, rng) * (high - low)))
+    return CurveWindow(
+        well=PROCEDURAL,
+        header={"WELL": "PROCEDURAL"},
+        depth=depth,
+        depth_unit="M",
+        mnemonics=names,
+        units=tuple(LINEAR_PRESETS[m][0] for m in names),
+        values=tuple(values),
+    )
+
+
+def _tidy(x: float) -> float:
+    # Multiples of 0.05 etc. carry binary noise (1.9500000000000002); keep the round number.
+    return float(f"{x:.10g}")
+
+
+def _nice_step(x: float) -> float:
+    exponent = math.floor(math.log10(x))
+    for mantissa in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if mantissa * 10.0**exponent >= x:
+            return mantissa * 10.0**exponent
+    raise AssertionError("unreachable: mantissa 10 always covers x")
+
+
+def _linear_range(mnemonic: str, values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    lo_q, hi_q = np.quantile(values, [0.01, 0.99])
+    presets = LINEAR_PRESETS.get(mnemonic, ("", ()))[1]
+    fitting = [p for p in presets if np.mean((values < p[0]) | (values > p[1])) <= MAX_CLIPPED]
+    if fitting:
+        return fitting[int(rng.integers(len(fitting)))]
+    spread = max(hi_q - lo_q, abs(0.5 * (hi_q + lo_q)) * 0.1, 1e-3)
+    step = _nice_step(spread * rng.uniform(1.2, 1.8) / 10.0)
+    low = (math.floor(lo_q / step) - int(rng.integers(0, 2))) * step
+    divisions = max(10, math.ceil((hi_q - low) / step))
+    return _tidy(low), _tidy(low + divisions * step)
+
+
+def _log_range(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    lo_q, hi_q = np.quantile(values, [0.01, 0.99])
+    low = max(m * 10.0 ** math.floor(math.log10(lo_q / m)) for m in (1.0, 2.0))
+    if rng.random() < 0.3:
+        low /= 10.0
+    decades = max(1, math.ceil(math.log10(hi_q / low) - 1e-9)) + int(rng.random() < 0.3)
+    return _tidy(low), _tidy(low * 10.0**decades)
+
+
+def choose_scale(
+    mnemonic: str, unit: str, values: np.ndarray, rng: np.random.Generator, params: SynthesizeParams
+) -> CurveScale:
+    """A round-number track scale for a window's values.
+
+    Logarithmic with probability `params.log_scale_share` (only when every value is positive),
+    reversed (top value > bottom value) with probability `params.reversed_share`. Values outside
+    the chosen range are clipped at the track edge when drawn (the LAS keeps them unclipped).
+    """
+    use_log = bool(rng.random() < params.log_scale_share) and bool(np.min(values) > 0)
+    flip = bool(rng.random() < params.reversed_share)
+    low, high = _log_range(values, rng) if use_log else _linear_range(mnemonic, values, rng)
+    top, bottom = (high, low) if flip else (low, high)
+    return CurveScale(mnemonic, unit, top, bottom, "log" if use_log else "linear")
