@@ -1,0 +1,24 @@
+"""The code location `dagster dev` loads (see workspace.yaml)."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from assets.checks import CHECKS
+from assets.digitized import digitized_logs
+from assets.evaluation import model_evaluation
+from assets.jobs import digitize_archive, full_pipeline, nightly_archive
+from assets.models import binary_model, multiclass_model
+from assets.resources import PipelineResource
+from assets.scans import raw_scans, validation
+from assets.synthetic import synthetic_sets
+
+ASSETS = [raw_scans, validation, synthetic_sets, binary_model, multiclass_model, model_evaluation, digitized_logs]
+
+defs = Definitions(
+    assets=ASSETS,
+    asset_checks=CHECKS,
+    jobs=[full_pipeline, digitize_archive],
+    schedules=[nightly_archive],
+    resources={"pipeline": PipelineResource()},
+)

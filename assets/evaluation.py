@@ -1,0 +1,16 @@
+"""The multiclass model measured against native LAS on held-out logs."""
+
+from __future__ import annotations
+
+from dagster import MaterializeResult, asset
+
+from assets.metadata import result_metadata, stage_tags
+from assets.resources import PipelineResource
+from veernet_pipeline import stages
+
+
+@asset(deps=["multiclass_model", "synthetic_multiclass"], group_name="evaluation", kinds={"pytorch", "mlflow"},
+       tags=stage_tags("evaluate"))
+def model_evaluation(pipeline: PipelineResource) -> MaterializeResult:
+    """R^2 / MAE / MSE per curve, IoU / F1 per class; moves `champion` when the gate passes."""
+    return MaterializeResult(metadata=result_metadata(stages.evaluate(pipeline.settings())))

@@ -1,0 +1,26 @@
+"""Trained VeerNet models, each registered in MLflow.
+
+Both resume from their own checkpoints: a re-materialisation after a crash continues the run,
+and checkpoints of other inputs or params are set aside rather than resumed.
+"""
+
+from __future__ import annotations
+
+from dagster import MaterializeResult, asset
+
+from assets.metadata import result_metadata, stage_tags
+from assets.resources import PipelineResource
+from veernet_pipeline import stages
+
+
+@asset(deps=["synthetic_binary"], group_name="models", kinds={"pytorch", "mlflow"}, tags=stage_tags("train_binary"))
+def binary_model(pipeline: PipelineResource) -> MaterializeResult:
+    """VeerNet trained on curve vs background (physical and effective batch 1); `veernet-binary` in MLflow."""
+    return MaterializeResult(metadata=result_metadata(stages.train_binary(pipeline.settings(), resume=True)))
+
+
+@asset(deps=["synthetic_multiclass", "binary_model"], group_name="models", kinds={"pytorch", "mlflow"},
+       tags=stage_tags("train_multiclass"))
+def multiclass_model(pipeline: PipelineResource) -> MaterializeResult:
+    """Three-class VeerNet seeded from the binary weights; `veernet-multiclass` in MLflow."""
+    return MaterializeResult(metadata=result_metadata(stages.train_multiclass(pipeline.settings(), resume=True)))

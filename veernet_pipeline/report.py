@@ -1,0 +1,41 @@
+"""The end-of-run summary `make demo` prints: what came in, what went out, where it lies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from veernet_pipeline.config import Settings
+from veernet_pipeline.stages import recorded
+from veernet_pipeline.tracking.store import tracking_uri
+
+
+def summarize(settings: Settings) -> dict[str, Any]:
+    """Collect the recorded stage results into one dict with a human-readable `text`."""
+    validated = recorded(settings.path("validated"))
+    evaluation = recorded(settings.path("evaluation"))
+    index_path = settings.path("digitized") / "index.parquet"
+    if validated is None or evaluation is None or not index_path.is_file():
+        raise FileNotFoundError("no completed run to summarise: run the pipeline first (make demo)")
+    counts = validated["result"]["counts"]
+    metrics = evaluation["result"]["metrics"]
+    digitized = pd.read_parquet(index_path)
+    quarantine = pd.read_parquet(settings.path("validated") / "quarantine.parquet")
+    las_files = sorted(Path(p) for p in digitized.loc[digitized["status"] != "failed", "las"])
+    lines = [
+        f"profile: {settings.profile}",
+        f"scans: {counts['files']} in, {counts['validated']} accepted, {counts['quarantined']} quarantined",
+        *(f"  quarantined {row.path}: {row.reason_code} ({row.reason})" for row in quarantine.itertuples()),
+        f"held-out logs: {evaluation['result']['counts']['logs']}; "
+        f"median R^2 {metrics['median_r2']:.4f}, median MAE {metrics['median_mae']:.4f} (track units, worst curve)",
+        f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
+        f"(threshold {metrics['gate']['threshold']})",
+        f"LAS files ({len(las_files)}): {settings.path('digitized')}",
+        f"validation report: {settings.path('validated') / 'report.json'}",
+        f"MLflow store: {tracking_uri(settings.root)}",
+        f"evaluation: {settings.path('evaluation')}",
+    ]
+    return {"text": "\n".join(lines), "counts": counts, "median_r2": metrics["median_r2"],
+            "median_mae": metrics["median_mae"], "las_files": [str(p) for p in las_files]}
