@@ -240,13 +240,24 @@ def test_binary_then_multiclass_stage(binary_set: Path, multiclass_set: Path, tm
     assert len(record["val_iou"]) == 2
     assert json.loads((tmp_path / "bin" / "history.json").read_text()) == binary["history"]
 
-    # Initialisation: every tensor but the head comes from the binary weights.
+    # Initialisation: every tensor comes from the binary weights; both curve classes start as the binary curve
+    # logit and background at 0.
     multi = build_model(cfg.model, 3)
     loaded = load_matching_weights(multi, tmp_path / "bin")
     source = final_weights(tmp_path / "bin")
     state = multi.state_dict()
-    assert sorted(set(state) - set(loaded)) == ["head.bias", "head.weight"]
-    assert all(torch.equal(state[name], source[name]) for name in loaded)
+    assert sorted(loaded) == sorted(state)
+    assert all(torch.equal(state[name], source[name]) for name in loaded if not name.startswith("head."))
+    assert torch.equal(state["head.weight"][1], source["head.weight"][0])
+    assert torch.equal(state["head.weight"][2], source["head.weight"][0])
+    assert not state["head.weight"][0].any() and state["head.bias"][0] == 0
+    # The seeded softmax gives exactly the binary model's curve probability.
+    probe = torch.rand(1, 1, 64, 64, generator=torch.Generator().manual_seed(0))
+    binary_model = load_model(tmp_path / "bin")
+    with torch.no_grad():
+        p_curve = torch.sigmoid(binary_model(probe))[:, 0]
+        p_multi = torch.softmax(multi.eval()(probe), dim=1)[:, 1:].sum(dim=1)
+    torch.testing.assert_close(p_multi, p_curve, rtol=1e-5, atol=1e-6)
 
     result = train_stage(cfg, "multiclass", multiclass_set, tmp_path / "multi", init_weights=tmp_path / "bin")
     model = load_model(tmp_path / "multi")

@@ -25,7 +25,6 @@ import pandas as pd
 import tifffile
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from veernet_pipeline.config import EvaluateParams
 from veernet_pipeline.evaluation.extract import extract_curves
@@ -37,6 +36,7 @@ from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
+from veernet_pipeline.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def evaluate_model(model_dir: Path, set_dir: Path, out_dir: Path, params: Evalua
     records: list[dict[str, Any]] = []
     pooled: np.ndarray | None = None
     worst: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
-    for row in tqdm(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
+    for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
         image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, device)
         records.extend(log_records)
         pooled = counts if pooled is None else pooled + counts

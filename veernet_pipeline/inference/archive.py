@@ -17,7 +17,6 @@ from typing import Any
 import pandas as pd
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from veernet_pipeline.inference.digitize import digitize_scan, write_qc_png
 from veernet_pipeline.io.atomic import atomic_path
@@ -25,6 +24,7 @@ from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import write_las
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
+from veernet_pipeline.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def digitize_archive(
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model: nn.Module | None = None
     records: list[dict[str, object]] = []
-    for row in tqdm(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
+    for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
         las_path, qc_path = output_paths(out_dir, row.sha256, model_version, row.path)
         record = {"path": row.path, "sha256": row.sha256, "las": las_path.relative_to(out_dir).as_posix(),
                   "qc": qc_path.relative_to(out_dir).as_posix(), "calibrated": bool(row.calibration),

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.io.calibration import find_sidecar
 from veernet_pipeline.io.tiff import UNREADABLE, ScanReadError, decode_scan, read_header, write_tiff
+from veernet_pipeline.progress import progress
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, extensions: list[str] | tuple[s
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
     files = _scan_files(raw_dir, extensions)
-    rows = [_ingest_one(p, raw_dir, out_dir) for p in tqdm(files, desc="ingest", unit="scan")]
+    rows = [_ingest_one(p, raw_dir, out_dir) for p in progress(files, desc="ingest", unit="scan")]
     manifest = pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS)).astype(MANIFEST_DTYPES)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest.attrs[RAW_DIR_ATTR] = Path(os.path.relpath(raw_dir.resolve(), out_dir.resolve())).as_posix()

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 import tifffile
 from matplotlib.figure import Figure
-from tqdm import tqdm
 
 from veernet_pipeline.config import Settings, SplitParams
 from veernet_pipeline.io.atomic import atomic_dir, atomic_path
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.progress import progress
 from veernet_pipeline.synthetic.curves import Well, load_wells
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
 
@@ -107,7 +107,7 @@ def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
         splits = instance_splits(count, params.splits, seed)
         rows = []
         with atomic_dir(root / name) as tmp:
-            for index in tqdm(range(count), desc=f"synthesize {name}", unit="log"):
+            for index in progress(range(count), desc=f"synthesize {name}", unit="log"):
                 n_curves = 2 if name == "multiclass" else 1 + index % 2
                 log = render_instance(seed, index, params, pools[splits[index]], n_curves)
                 row = write_instance(tmp, f"{index:06d}", log, binary=name == "binary")

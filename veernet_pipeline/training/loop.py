@@ -20,7 +20,8 @@ from torch import nn
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
-from tqdm import tqdm
+
+from veernet_pipeline.progress import progress
 
 
 @dataclass
@@ -88,8 +89,8 @@ def train_one_epoch(
     model.train()
     optimizer.zero_grad(set_to_none=True)
     loss_sum, batches, steps, lr = 0.0, 0, 0, math.nan
-    progress = tqdm(loader, total=total, initial=start_step, desc="train", leave=False, disable=None)
-    for index, batch in enumerate(progress, start=start_step):
+    bar = progress(loader, total=total, initial=start_step, desc="train", leave=False)
+    for index, batch in enumerate(bar, start=start_step):
         batch = to_device(batch, device)
         group_start = index - index % accumulation
         group_size = min(accumulation, total - group_start)
@@ -101,7 +102,7 @@ def train_one_epoch(
         value = loss.item()
         loss_sum += value
         batches += 1
-        progress.set_postfix(loss=f"{value:.4f}")
+        bar.set_postfix(loss=f"{value:.4f}")
         if index + 1 - group_start < group_size:
             continue
         lr = optimizer.param_groups[0]["lr"]
@@ -126,7 +127,7 @@ def _predicted_classes(logits: torch.Tensor) -> torch.Tensor:
 
 
 def _batches(loader: DataLoader, device: torch.device) -> Iterator[dict[str, torch.Tensor]]:
-    for batch in tqdm(loader, desc="val", leave=False, disable=None):
+    for batch in progress(loader, desc="val", leave=False):
         yield to_device(batch, device)
 
 

@@ -76,9 +76,31 @@ def load_matching_weights(model: VeerNet, weights: Path) -> list[str]:
     if foreign:
         raise ValueError(f"{path}: tensors {foreign[:5]} do not match this net; retrain the binary stage with "
                          "the same params.yaml `model:` section")
-    model.load_state_dict({name: source[name] for name in loaded}, strict=False)
-    logger.info("initialised %d tensors from %s; kept fresh: %s", len(loaded), path, skipped)
-    return loaded
+    state = {name: source[name] for name in loaded}
+    state.update(_head_from_binary(source, target))
+    model.load_state_dict(state, strict=False)
+    logger.info("initialised %d tensors from %s; head seeded from the binary head: %s", len(loaded), path,
+                sorted(set(state) - set(loaded)))
+    return sorted(state)
+
+
+def _head_from_binary(source: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Seed a C-class head from a 1-logit binary head so the softmax reproduces the binary curve probability.
+
+    Background keeps logit 0 and each of the C-1 curve classes gets the binary logit z minus
+    log(C-1): then P(any curve) = sigmoid(z) exactly. The multiclass net starts out finding
+    curves where the binary one did and only has to learn which curve is which, instead of
+    relearning detection from a random head.
+    """
+    weight, bias = f"{HEAD_PREFIX}weight", f"{HEAD_PREFIX}bias"
+    binary_w, binary_b, fresh_w = source.get(weight), source.get(bias), target[weight]
+    if binary_w is None or binary_b is None or binary_w.shape[0] != 1 or fresh_w.shape[0] < 2:
+        return {}
+    curves = fresh_w.shape[0] - 1
+    head_w, head_b = torch.zeros_like(fresh_w), torch.zeros_like(target[bias])
+    head_w[1:] = binary_w
+    head_b[1:] = binary_b - math.log(curves)
+    return {weight: head_w, bias: head_b}
 
 
 def _clean(value: Any) -> Any:
