@@ -44,6 +44,8 @@ def tracking_uri(root: Path) -> str:
 def configure(root: Path) -> MlflowClient:
     """Point MLflow at the store and make sure the experiment exists with project-local artifacts."""
     uri = tracking_uri(root)
+    # MLflow's per-file download bar redraws on every file: noise in a captured run log.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     client = MlflowClient(uri, uri)

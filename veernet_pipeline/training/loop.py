@@ -102,7 +102,7 @@ def train_one_epoch(
         value = loss.item()
         loss_sum += value
         batches += 1
-        bar.set_postfix(loss=f"{value:.4f}")
+        bar.set_postfix(loss=f"{value:.4f}", refresh=False)
         if index + 1 - group_start < group_size:
             continue
         lr = optimizer.param_groups[0]["lr"]
