@@ -178,6 +178,7 @@ def _train(settings: Settings, stage: str, resume: bool) -> StageResult:
         with store.stage_run(settings.root, stage, {"model": settings.section("model"), stage: params}, tags) as run:
             history = train_stage(settings, "binary" if binary else "multiclass", set_dir, out, init_weights=init,
                                   resume=resume, on_epoch_end=store.log_epoch)
+            store.log_epoch(int(history["epochs"]), {"wall_clock_s": history["wall_clock_s"]})
             store.log_artifact(out / "history.json")
             version = store.log_model(out, BINARY_MODEL if binary else MULTICLASS_MODEL)
         final = {k: v for k, v in history["final"].items() if isinstance(v, int | float)}
