@@ -13,7 +13,7 @@ import copy
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -73,6 +73,16 @@ class SplitParams(_Strict):
 class SynthesizeParams(_Strict):
     binary_count: int
     multiclass_count: int
+    multiclass_generated: int
+    workers: int
+    size_source: Literal["uniform", "archive"]
+
+    @model_validator(mode="after")
+    def _enough_candidates(self) -> SynthesizeParams:
+        if self.multiclass_generated < self.multiclass_count:
+            raise ValueError(f"synthesize.multiclass_generated ({self.multiclass_generated}) must be at least "
+                             f"multiclass_count ({self.multiclass_count}), the number kept")
+        return self
     width: Range
     height: Range
     splits: SplitParams
