@@ -121,6 +121,19 @@ class TrainParams(_Strict):
     checkpoint_every_steps: int
 
 
+class ExtractParams(_Strict):
+    """The joint path search that turns class probabilities into curves (evaluation/trace.py)."""
+
+    min_confidence: float
+    max_candidates: int
+    jump_px: float
+    absent_cost: float
+    gap_cost: float
+    crossing_cost: float
+    share_weight: float
+    max_gap: int
+
+
 class GateParams(_Strict):
     min_median_r2: float
 
@@ -152,6 +165,7 @@ class Settings(_Strict):
     model: ModelParams
     train_binary: TrainParams
     train_multiclass: TrainParams
+    extract: ExtractParams
     evaluate: EvaluateParams
     infer: InferParams
 

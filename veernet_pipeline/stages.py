@@ -225,13 +225,15 @@ def evaluate(settings: Settings) -> StageResult:
     model_dir = settings.path("models") / "multiclass"
     set_dir = settings.path("synthetic") / "multiclass"
     out = settings.path("evaluation")
-    inputs = {"model": _upstream(model_dir), "set": _upstream(set_dir), "params": settings.section("evaluate")}
+    inputs = {"model": _upstream(model_dir), "set": _upstream(set_dir), "params": settings.section("evaluate"),
+              "extract": settings.section("extract")}
 
     def work() -> StageResult:
         version = recorded(model_dir)["result"]["paths"]["model_version"]
-        with store.stage_run(settings.root, "evaluate", {"evaluate": settings.section("evaluate")},
+        with store.stage_run(settings.root, "evaluate", {"evaluate": settings.section("evaluate"),
+                                                         "extract": settings.section("extract")},
                              {"profile": settings.profile, "model_version": version}):
-            metrics = evaluate_model(model_dir, set_dir, out, settings.evaluate)
+            metrics = evaluate_model(model_dir, set_dir, out, settings.evaluate, settings.extract)
             decision = gate(settings, metrics, version)
             store.log_epoch(0, {k: v for k, v in _flatten_metrics(metrics).items()})
             store.log_epoch(0, {"gate_passed": float(decision["promoted"])})
@@ -276,7 +278,7 @@ def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
     """Digitise every validated scan with the chosen model (default `veernet-multiclass@champion`).
 
     Not fingerprint-skipped: the archive itself skips every scan whose output for the same
-    (scan sha256, model version) exists, so a re-run only does new work.
+    (scan sha256, model version, extraction params) exists, so a re-run only does new work.
     """
     from veernet_pipeline.inference.archive import digitize_archive
     from veernet_pipeline.tracking import store
@@ -284,9 +286,13 @@ def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
     uri = model_uri or settings.infer.model_uri
     out = settings.path("digitized")
     model_dir, version = store.download_model(settings.root, uri, settings.path("models") / "registry")
+    # Outputs are keyed by model version and extraction params: changing either makes new LAS files
+    # beside the old ones instead of skipping scans whose existing output no longer matches.
+    label = f"v{version}-x{_digest(settings.section('extract'))[:8]}"
     started = time.perf_counter()
     counts = digitize_archive(settings.path("validated"), settings.path("ingested"), settings.path("raw"), model_dir,
-                              f"v{version}", out, settings.infer.tile_width, settings.infer.tile_overlap)
-    return StageResult("infer", _digest({"model": uri, "version": version}), counts=counts,
+                              label, out, settings.infer.tile_width, settings.infer.tile_overlap, settings.extract)
+    return StageResult("infer", _digest({"model": uri, "version": version, "label": label}), counts=counts,
                        metrics={"wall_clock_s": round(time.perf_counter() - started, 3)},
-                       paths={"index": str(out / "index.parquet"), "model_uri": uri, "model_version": version})
+                       paths={"index": str(out / "index.parquet"), "model_uri": uri, "model_version": version,
+                              "output_label": label})

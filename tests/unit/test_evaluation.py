@@ -15,9 +15,9 @@ import torch
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, truth_tracks
-from veernet_pipeline.evaluation.extract import extract_curves
 from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, mask_metrics, scores_from_counts
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, choose_window, overlay_png, write_per_log_csv
+from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
@@ -31,37 +31,6 @@ CALIB = {
     ],
     "well": {"WELL": "TEST 1"},
 }
-
-
-# --- extract -------------------------------------------------------------------------------
-
-def test_extract_weighted_row_of_strongest_run_and_empty_columns() -> None:
-    probs = np.zeros((2, 20, 3), dtype=np.float32)
-    probs[1, 4:7, 0] = [0.5, 1.0, 0.5]          # one run: mean row 5, peak 1.0
-    probs[1, 2, 1] = 0.9                         # a speck: mass 0.9
-    probs[1, 10:14, 1] = [0.4, 0.8, 0.8, 0.4]    # the trace: mass 2.4, mean row 11.5
-    probs[1, 15, 2] = 0.2                        # below min_confidence: nothing
-    probs[0] = 1.0 - probs[1]
-    rows, conf = extract_curves(probs, min_confidence=0.3)
-    assert rows.shape == conf.shape == (1, 3)
-    np.testing.assert_allclose(rows[0, :2], [5.0, 11.5])
-    np.testing.assert_allclose(conf[0, :2], [1.0, 0.8], rtol=1e-6)
-    assert math.isnan(rows[0, 2]) and conf[0, 2] == 0.0
-
-
-def test_extract_one_row_set_per_curve_class() -> None:
-    probs = np.zeros((3, 8, 4))
-    probs[1, 2] = 1.0
-    probs[2, 6] = 0.7
-    probs[0] = 1.0 - probs[1] - probs[2]
-    rows, conf = extract_curves(probs)
-    np.testing.assert_allclose(rows, [[2.0] * 4, [6.0] * 4])
-    np.testing.assert_allclose(conf, [[1.0] * 4, [0.7] * 4])
-
-
-def test_extract_rejects_a_map_without_curve_channels() -> None:
-    with pytest.raises(ValueError, match="C >= 2"):
-        extract_curves(np.zeros((1, 4, 4)))
 
 
 # --- metrics -------------------------------------------------------------------------------
@@ -186,12 +155,12 @@ def _write_log(set_dir: Path, log_id: str, split: str, width: int, height: int) 
             "las": f"{log_id}.las", "width": width, "height": height, "well": "TEST 1", "split": split, "n_curves": 2}
 
 
-def test_oracle_probabilities_recover_the_las_curves(tmp_path: Path) -> None:
+def test_oracle_probabilities_recover_the_las_curves(tmp_path: Path, test_settings: Settings) -> None:
     """The mask itself as probabilities must score near-perfectly: truth and prediction agree on rows."""
     meta = _write_log(tmp_path, "a", "test", 400, 100)
     mask = tifffile.imread(tmp_path / "a.mask.tif")
     probs = np.stack([(mask == k).astype(np.float32) for k in range(3)])
-    rows, _ = extract_curves(probs)
+    rows, _ = trace_curves(probs, test_settings.extract)
     truth = truth_tracks(tmp_path / "a.las", Calibration.from_file(tmp_path / "a.calib.json"), 400, 2)
     for k in range(2):
         scores = curve_metrics((rows[k] + 0.5) / meta["height"], truth[k])
@@ -211,7 +180,8 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     model = build_model(test_settings.model, num_classes)
     save_model(tmp_path / "model", model, test_settings.model, num_classes)
 
-    metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate)
+    metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate,
+                             test_settings.extract)
 
     assert metrics["n_logs"] == 2 and metrics["split"] == "test"
     assert set(metrics["curves"]) == curves
@@ -232,4 +202,4 @@ def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Sett
     set_dir.mkdir()
     pd.DataFrame([_write_log(set_dir, "a", "train", 320, 96)]).to_parquet(set_dir / "index.parquet")
     with pytest.raises(ValueError, match="no logs in split 'test'"):
-        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate)
+        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate, test_settings.extract)

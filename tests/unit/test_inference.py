@@ -114,32 +114,32 @@ def _scan_with_line(width: int = 400, height: int = 100) -> tuple[np.ndarray, np
     rows = (20 + 60 * (np.arange(width) / width)).astype(int)
     image = np.full((height, width), 255, dtype=np.uint8)
     image[rows, np.arange(width)] = 0
-    image[:, 300:310] = 255  # a gap in the trace: no value, confidence 0
+    image[:, 300:350] = 255  # a gap longer than extract.max_gap: no value, confidence 0
     return image, rows
 
 
-def test_digitize_scan_reads_values_through_the_calibration() -> None:
+def test_digitize_scan_reads_values_through_the_calibration(test_settings: Settings) -> None:
     image, rows = _scan_with_line()
     calib = Calibration.from_dict({
         "depth": {"top": 2000.0, "bottom": 2400.0, "unit": "FT"},
         "curves": [{"mnemonic": "ILD", "unit": "OHMM", "top_value": 0.2, "bottom_value": 2000.0, "scale": "log"}],
         "well": {"WELL": "W 1", "UWI": "15-1"},
     })
-    result = digitize_scan(InkIsCurve().eval(), image, calib, tile_width=128, tile_overlap=32)
+    result = digitize_scan(InkIsCurve().eval(), image, calib, 128, 32, test_settings.extract)
     assert result.calibrated and result.depth_unit == "FT" and result.well == {"WELL": "W 1", "UWI": "15-1"}
     np.testing.assert_allclose(result.depth, 2000.0 + np.arange(400) + 0.5)
     assert [c.mnemonic for c in result.curves] == ["ILD", "ILD_CONF"]
     values, conf = result.curves[0].values, result.curves[1].values
     expected = calib.row_to_value(rows.astype(float), 100, 0)
     keep = np.ones(400, dtype=bool)
-    keep[300:310] = False
+    keep[300:350] = False
     np.testing.assert_allclose(values[keep], expected[keep], rtol=1e-3)
-    assert np.isnan(values[300:310]).all() and (conf[300:310] == 0).all() and (conf[keep] > 0.99).all()
+    assert np.isnan(values[300:350]).all() and (conf[300:350] == 0).all() and (conf[keep] > 0.99).all()
 
 
-def test_digitize_scan_without_calibration_stays_in_track_units() -> None:
+def test_digitize_scan_without_calibration_stays_in_track_units(test_settings: Settings) -> None:
     image, rows = _scan_with_line()
-    result = digitize_scan(InkIsCurve().eval(), image, None, tile_width=128, tile_overlap=32)
+    result = digitize_scan(InkIsCurve().eval(), image, None, 128, 32, test_settings.extract)
     assert not result.calibrated and UNCALIBRATED_NOTE in result.notes
     np.testing.assert_array_equal(result.depth, np.arange(400))
     np.testing.assert_allclose(result.curves[0].values[:300], (rows[:300] + 0.5) / 100, atol=1e-4)
@@ -187,7 +187,7 @@ def test_digitize_archive_writes_skips_and_records_failures(tmp_path: Path, test
     model_dir, out = tmp_path / "model", tmp_path / "digitized"
     save_model(model_dir, _veernet(test_settings, 3), test_settings.model, 3)
 
-    counts = digitize_archive(validated, ingested, raw, model_dir, "v1", out, 256, 64)
+    counts = digitize_archive(validated, ingested, raw, model_dir, "v1", out, 256, 64, test_settings.extract)
     assert counts == {"validated": 3, "written": 2, "skipped": 0, "failed": 1}
     index = pd.read_parquet(out / "index.parquet")
     assert list(index["status"]) == ["written", "written", "failed"]
@@ -206,12 +206,14 @@ def test_digitize_archive_writes_skips_and_records_failures(tmp_path: Path, test
     assert all(math.isnan(v) or 0 <= v <= 1 for v in uncal_curves["CURVE_A"])
 
     mtime = las.stat().st_mtime_ns
-    again = digitize_archive(validated, ingested, raw, model_dir, "v1", out, 256, 64)
+    again = digitize_archive(validated, ingested, raw, model_dir, "v1", out, 256, 64, test_settings.extract)
     assert again == {"validated": 3, "written": 0, "skipped": 2, "failed": 1}
     assert las.stat().st_mtime_ns == mtime
-    assert digitize_archive(validated, ingested, raw, model_dir, "v2", out, 256, 64)["written"] == 2
+    rerun = digitize_archive(validated, ingested, raw, model_dir, "v2", out, 256, 64, test_settings.extract)
+    assert rerun["written"] == 2
 
 
-def test_digitize_archive_needs_a_validated_manifest(tmp_path: Path) -> None:
+def test_digitize_archive_needs_a_validated_manifest(tmp_path: Path, test_settings: Settings) -> None:
     with pytest.raises(FileNotFoundError, match="veernet validate"):
-        digitize_archive(tmp_path, tmp_path, tmp_path, tmp_path, "v1", tmp_path / "out", 256, 64)
+        digitize_archive(tmp_path, tmp_path, tmp_path, tmp_path, "v1", tmp_path / "out", 256, 64,
+                         test_settings.extract)

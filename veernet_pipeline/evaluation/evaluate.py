@@ -26,10 +26,10 @@ import tifffile
 import torch
 from torch import nn
 
-from veernet_pipeline.config import EvaluateParams
-from veernet_pipeline.evaluation.extract import extract_curves
+from veernet_pipeline.config import EvaluateParams, ExtractParams
 from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, scores_from_counts
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, overlay_png, write_per_log_csv
+from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.predict import predict_probs
 from veernet_pipeline.io.atomic import write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
@@ -78,8 +78,12 @@ def match_binary(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return truth[distance.argmin(axis=0), np.arange(truth.shape[1])]
 
 
-def evaluate_model(model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams) -> dict[str, Any]:
+def evaluate_model(
+    model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams, extract: ExtractParams
+) -> dict[str, Any]:
     """Evaluate the model in `model_dir` on split `params.split` of the synthetic set `set_dir`.
+
+    Curves are read from the class probabilities by the same path search inference uses (`extract`).
 
     Writes `metrics.json`, `per_log.csv` (one row per log and curve) and `overlay.png` (the worst
     log) into `out_dir`.
@@ -104,7 +108,8 @@ def evaluate_model(model_dir: Path, set_dir: Path, out_dir: Path, params: Evalua
     pooled: np.ndarray | None = None
     worst: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
     for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
-        image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, device)
+        image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, extract,
+                                                                          device)
         records.extend(log_records)
         pooled = counts if pooled is None else pooled + counts
         score = _mean_or_nan([r["r2"] for r in log_records])
@@ -122,7 +127,7 @@ def evaluate_model(model_dir: Path, set_dir: Path, out_dir: Path, params: Evalua
 
 
 def _evaluate_log(
-    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, device: str
+    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]], np.ndarray]:
     """Image, truth rows, predicted rows (pixel rows, (K, W)), per-curve records and mask counts of one log."""
     image = decode_scan(set_dir / row.image)
@@ -133,7 +138,7 @@ def _evaluate_log(
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
     probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device)
-    rows, confidence = extract_curves(probs)
+    rows, confidence = trace_curves(probs, extract)
     n_truth = min(int(row.n_curves), len(calibration.curves))
     truth = truth_tracks(set_dir / row.las, calibration, width, n_truth)
     pred = (rows + 0.5) / height

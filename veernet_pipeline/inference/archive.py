@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.inference.digitize import digitize_scan, write_qc_png
 from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.io.calibration import Calibration
@@ -47,6 +48,7 @@ def digitize_archive(
     out_dir: Path,
     tile_width: int,
     tile_overlap: int,
+    extract: ExtractParams,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -59,6 +61,7 @@ def digitize_archive(
         out_dir: output root; gets `index.parquet` and `failures.parquet`.
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
+        extract: the path search from class probabilities to curves (params.yaml `extract:`).
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -81,7 +84,7 @@ def digitize_archive(
                 model = load_model(model_dir, map_location=device)
             try:
                 _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), model_version,
-                              las_path, qc_path, tile_width, tile_overlap)
+                              las_path, qc_path, tile_width, tile_overlap, extract)
                 record["status"] = "written"
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
@@ -110,13 +113,14 @@ def _digitize_one(
     qc_path: Path,
     tile_width: int,
     tile_overlap: int,
+    extract: ExtractParams,
 ) -> None:
     """Decode, digitise and write one scan's QC PNG then LAS (the LAS last: it marks completion)."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
     calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
-    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, device)
+    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device)
     write_qc_png(qc_path, image, result.rows, result.confidence)
     notes = [*result.notes, f"source scan {row.path} sha256 {row.sha256}", f"model version {model_version}"]
     write_las(las_path, result.depth, result.depth_unit, result.curves, result.well, notes)

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 from torch import nn
 
-from veernet_pipeline.evaluation.extract import extract_curves
+from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.evaluation.report import Series, curve_name, render_curves_png
+from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.predict import predict_probs
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import LasCurve
@@ -49,8 +50,8 @@ def digitize_scan(
     calibration: Calibration | None,
     tile_width: int,
     tile_overlap: int,
+    extract: ExtractParams,
     device: str = "cpu",
-    min_confidence: float = 0.3,
 ) -> DigitizedLog:
     """Digitise one scan.
 
@@ -60,8 +61,8 @@ def digitize_scan(
         calibration: the scan's sidecar, or None for track units.
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
+        extract: the path search from class probabilities to curves (params.yaml `extract:`).
         device: torch device of the model.
-        min_confidence: class probability a pixel needs to count as ink of a curve.
 
     Returns:
         Depth (`calibration.column_depths(W)`, or the column index), one value curve and one
@@ -71,7 +72,7 @@ def digitize_scan(
         image: (H, W) uint8.
     """
     height, width = image.shape
-    rows, confidence = extract_curves(predict_probs(model, image, tile_width, tile_overlap, device), min_confidence)
+    rows, confidence = trace_curves(predict_probs(model, image, tile_width, tile_overlap, device), extract)
     n_classes = rows.shape[0]
     calib = calibration if calibration is not None else Calibration.track_units(n_classes)
     notes = [] if calib.calibrated else [UNCALIBRATED_NOTE]
