@@ -102,9 +102,13 @@ class ModelParams(_Strict):
 
 
 class LossParams(_Strict):
+    """The training loss (training/losses): `name` picks it; each loss reads only its own fields."""
+
     name: str
-    alpha: float = 0.3
-    beta: float = 0.7
+    alpha: float = 0.3  # tversky: weight of false positives
+    beta: float = 0.7  # tversky: weight of false negatives
+    gamma: float = Field(2.0, ge=0.0)  # focal: focusing exponent, 0 = plain cross-entropy
+    smoothing: float = Field(0.0, ge=0.0, lt=1.0)  # soft_ce: label-smoothing share spread over all classes
 
 
 class TrainParams(_Strict):

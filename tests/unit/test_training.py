@@ -97,7 +97,7 @@ def test_tversky_perfect_prediction_is_near_zero_and_build_loss_checks_name() ->
     params = load_settings(PARAMS_YAML, profile="test").train_multiclass.loss
     assert float(build_loss(params, "multiclass")(logits, target)) < 1e-6
     with pytest.raises(ValueError, match="not supported"):
-        build_loss(params.model_copy(update={"name": "dice"}), "binary")
+        build_loss(params.model_copy(update={"name": "hinge"}), "binary")
 
 
 def test_pad_collate_pads_to_multiple_of_32() -> None:

@@ -1,0 +1,106 @@
+"""The five training losses: masked padding, ordering of good and bad predictions, build_loss by name."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from veernet_pipeline.config import LossParams
+from veernet_pipeline.training.losses import LOSSES, build_loss
+
+MODES = [("binary", 1), ("multiclass", 3)]
+CASES = [(name, mode, channels) for name in LOSSES for mode, channels in MODES]
+
+
+def make_loss(name: str, mode: str) -> torch.nn.Module:
+    # Non-default gamma and smoothing so the optional LossParams fields are exercised too.
+    return build_loss(LossParams(name=name, gamma=1.5, smoothing=0.1), mode)
+
+
+def confident_logits(target: torch.Tensor, channels: int, scale: float = 10.0) -> torch.Tensor:
+    """Logits that put (almost) all probability on `target`'s class."""
+    if channels == 1:
+        return ((target > 0).double() * 2 - 1)[:, None] * scale
+    return torch.nn.functional.one_hot(target, channels).permute(0, 3, 1, 2).double() * 2 * scale - scale
+
+
+def curve_target(channels: int, shift: int = 0) -> torch.Tensor:
+    """Two thin horizontal curves on background (one curve, class 1, in binary mode)."""
+    target = torch.zeros(2, 32, 48, dtype=torch.long)
+    target[:, 8 + shift, :] = 1
+    target[:, 20 + shift, ::2] = 2 if channels > 1 else 1
+    return target
+
+
+@pytest.mark.parametrize(("name", "mode", "channels"), CASES)
+def test_padding_adds_no_loss_and_no_gradient(name: str, mode: str, channels: int) -> None:
+    gen = torch.Generator().manual_seed(11)
+    small = torch.randn(2, channels, 24, 40, generator=gen, dtype=torch.float64, requires_grad=True)
+    small_target = torch.randint(0, max(2, channels), (2, 24, 40), generator=gen)
+    # Padding filled with large logits and a non-background target: only the mask may keep it out.
+    big = (torch.randn(2, channels, 32, 64, generator=gen, dtype=torch.float64) * 5).detach()
+    big[:, :, :24, :40] = small.detach()
+    big.requires_grad_(True)
+    big_target = torch.randint(1, max(2, channels), (2, 32, 64), generator=gen)
+    big_target[:, :24, :40] = small_target
+    valid = torch.zeros(2, 32, 64, dtype=torch.float64)
+    valid[:, :24, :40] = 1.0
+    loss_fn = make_loss(name, mode)
+    loss_small, loss_big = loss_fn(small, small_target), loss_fn(big, big_target, valid)
+    loss_small.backward()
+    loss_big.backward()
+    torch.testing.assert_close(loss_big, loss_small, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(big.grad[:, :, :24, :40], small.grad, rtol=1e-10, atol=1e-14)
+    assert bool((big.grad[:, :, 24:] == 0).all()) and bool((big.grad[:, :, :, 40:] == 0).all())
+
+
+@pytest.mark.parametrize(("name", "mode", "channels"), CASES)
+def test_perfect_prediction_scores_below_a_wrong_one(name: str, mode: str, channels: int) -> None:
+    target = curve_target(channels)
+    loss_fn = make_loss(name, mode)
+    perfect = loss_fn(confident_logits(target, channels), target)
+    wrong = loss_fn(confident_logits(curve_target(channels, shift=3), channels), target)
+    assert torch.isfinite(perfect) and torch.isfinite(wrong)
+    assert float(perfect) < float(wrong)
+
+
+@pytest.mark.parametrize(("name", "mode", "channels"), CASES)
+def test_all_background_target_is_finite(name: str, mode: str, channels: int) -> None:
+    target = torch.zeros(2, 32, 32, dtype=torch.long)
+    logits = torch.randn(2, channels, 32, 32, generator=torch.Generator().manual_seed(2), requires_grad=True)
+    loss = make_loss(name, mode)(logits, target, torch.ones(2, 32, 32))
+    loss.backward()
+    assert torch.isfinite(loss) and bool(torch.isfinite(logits.grad).all())
+
+
+@pytest.mark.parametrize(("name", "mode", "channels"), CASES)
+def test_no_valid_pixel_gives_zero_loss_and_gradient(name: str, mode: str, channels: int) -> None:
+    logits = torch.randn(1, channels, 32, 32, generator=torch.Generator().manual_seed(4), requires_grad=True)
+    loss = make_loss(name, mode)(logits, torch.ones(1, 32, 32, dtype=torch.long), torch.zeros(1, 32, 32))
+    loss.backward()
+    # Dice and Tversky reach 0 through their smoothing term (an empty image is a perfect match), the pixel means and
+    # Lovasz by having no pixel to average or rank.
+    assert loss.item() == 0.0
+    assert not logits.grad.any()
+
+
+def test_build_loss_builds_every_name_and_rejects_an_unknown_one() -> None:
+    assert set(LOSSES) == {"dice", "focal", "lovasz", "soft_ce", "tversky"}
+    for name in LOSSES:
+        for mode, _ in MODES:
+            assert isinstance(build_loss(LossParams(name=name), mode), torch.nn.Module)
+    with pytest.raises(ValueError, match=r"'hinge' is not supported; use one of \['dice', 'focal'"):
+        build_loss(LossParams(name="hinge"), "binary")
+
+
+@pytest.mark.parametrize("name", ["dice", "focal", "lovasz", "soft_ce"])
+def test_inputs_that_cannot_match_are_refused_with_a_fix(name: str) -> None:
+    loss_fn = build_loss(LossParams(name=name), "binary")
+    with pytest.raises(ValueError, match="num_classes=1"):
+        loss_fn(torch.zeros(1, 3, 8, 8), torch.zeros(1, 8, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="drop the channel axis"):
+        loss_fn(torch.zeros(1, 1, 8, 8), torch.zeros(1, 1, 8, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="remap the mask"):
+        build_loss(LossParams(name=name), "multiclass")(torch.zeros(1, 3, 8, 8), torch.full((1, 8, 8), 3))
+    with pytest.raises(ValueError, match="'binary' or 'multiclass'"):
+        build_loss(LossParams(name=name), "multilabel")

@@ -1,0 +1,83 @@
+"""Input checks and the validity weight shared by the Dice, focal, Lovasz and soft cross-entropy losses.
+
+Every loss takes `forward(logits, target, valid)` like `TverskyLoss`; these helpers turn the three
+into per-pixel tensors so that each loss can multiply (or, for Lovasz, select) by the validity mask
+before any reduction.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from veernet_pipeline.training.losses.tversky import Mode
+
+
+def check_mode(loss: str, mode: str) -> None:
+    """Raise a ValueError unless `mode` is one the losses know."""
+    if mode not in ("binary", "multiclass"):
+        raise ValueError(f"{loss} mode must be 'binary' or 'multiclass', got {mode!r}")
+
+
+def check_inputs(loss: str, mode: Mode, logits: torch.Tensor, target: torch.Tensor,
+                 valid: torch.Tensor | None) -> torch.Tensor:
+    """Validate shapes and classes; return the logits in at least fp32.
+
+    Shape:
+        logits: (B, 1, H, W) binary or (B, C, H, W) multiclass; target: (B, H, W) integer classes;
+        valid: (B, H, W) or None. Returns logits unchanged in shape.
+    """
+    if logits.dim() != 4:
+        raise ValueError(f"{loss} expects logits (B, C, H, W), got {tuple(logits.shape)}; "
+                         "add the batch/channel axis with logits[None] or logits[:, None]")
+    batch, channels, height, width = logits.shape
+    if tuple(target.shape) != (batch, height, width):
+        raise ValueError(f"{loss} expects target (B, H, W) = {(batch, height, width)} to match logits "
+                         f"{tuple(logits.shape)}, got {tuple(target.shape)}; drop the channel axis of the mask")
+    if valid is not None and tuple(valid.shape) != (batch, height, width):
+        raise ValueError(f"{loss} expects valid (B, H, W) = {(batch, height, width)}, got {tuple(valid.shape)}; "
+                         "pass the `valid` tensor that pad_collate returns")
+    if mode == "binary" and channels != 1:
+        raise ValueError(f"binary {loss} expects logits (B, 1, H, W), got {tuple(logits.shape)}; build the model "
+                         "with num_classes=1 or use mode='multiclass'")
+    if mode == "multiclass" and target.numel() and int(target.max()) >= channels:
+        raise ValueError(f"multiclass {loss}: target holds class {int(target.max())} but logits have {channels} "
+                         f"channels; build the model with num_classes > {int(target.max())} or remap the mask")
+    # Sums over whole images need at least fp32 (AMP hands over half-precision logits).
+    return logits.to(torch.promote_types(logits.dtype, torch.float32))
+
+
+def probs_and_truth(logits: torch.Tensor, target: torch.Tensor, mode: Mode) -> tuple[torch.Tensor, torch.Tensor]:
+    """Class probabilities and the matching 0/1 truth, channel for channel.
+
+    Shape:
+        logits: (B, C, H, W) (C = 1 for binary); target: (B, H, W). Both outputs: (B, C, H, W).
+    """
+    if mode == "binary":
+        prob = torch.sigmoid(logits)
+        return prob, (target > 0).to(prob.dtype)[:, None]
+    prob = torch.softmax(logits, dim=1)
+    return prob, F.one_hot(target.long(), logits.shape[1]).permute(0, 3, 1, 2).to(prob.dtype)
+
+
+def pixel_weight(valid: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    """The validity mask as a per-pixel weight in `like`'s dtype (all ones when `valid` is None).
+
+    Shape:
+        valid: (B, H, W) or None; like: (B, ..., H, W). Output: (B, H, W).
+    """
+    if valid is None:
+        return torch.ones(like.shape[0], *like.shape[-2:], dtype=like.dtype, device=like.device)
+    return valid.to(like.dtype)
+
+
+def masked_mean(terms: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Mean of per-pixel terms over the valid pixels of the whole batch.
+
+    The weight multiplies each term before the sum, so padding adds exactly zero loss and gradient;
+    dividing by the valid count (not H x W) makes a padded batch score the same as the unpadded one.
+
+    Shape:
+        terms, weight: (B, H, W). Output: scalar.
+    """
+    return (terms * weight).sum() / weight.sum().clamp_min(1.0)
