@@ -105,3 +105,4 @@ def test_unreadable_las_names_the_file(tmp_path: Path) -> None:
     # lasio would parse a missing path's text as LAS content; we refuse it by name instead.
     with pytest.raises(FileNotFoundError, match="missing.las"):
         read_curves(tmp_path / "missing.las")
+

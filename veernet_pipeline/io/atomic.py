@@ -14,6 +14,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextmanager
 def atomic_path(target: Path | str) -> Iterator[Path]:
     """Yield a temporary path beside `target`; on success rename it onto `target`.
@@ -28,6 +37,9 @@ def atomic_path(target: Path | str) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        # mkstemp creates 0600; give the output the permissions a plain open() would have.
+        if tmp.exists():
+            tmp.chmod(0o666 & ~_UMASK)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
