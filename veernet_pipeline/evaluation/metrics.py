@@ -25,7 +25,8 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
         `r2` = 1 - SS_res / SS_tot over columns where both exist (NaN with fewer than two such
         columns or a flat truth), `mae`, `mse` over the same columns (NaN when none),
         `coverage` = share of truth columns with a prediction (NaN without truth), `n` = number
-        of compared columns.
+        of compared columns, `pearson_abs` = |Pearson r| of prediction and truth over the same
+        columns (NaN with fewer than two, or when either side is flat).
 
     Shape:
         pred, truth: (W,).
@@ -39,13 +40,20 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     n = int(both.sum())
     coverage = n / int(has_truth.sum()) if has_truth.any() else float("nan")
     if n == 0:
-        return {"r2": float("nan"), "mae": float("nan"), "mse": float("nan"), "coverage": coverage, "n": 0}
+        return {"r2": float("nan"), "mae": float("nan"), "mse": float("nan"), "coverage": coverage, "n": 0,
+                "pearson_abs": float("nan")}
     t, p = truth[both], pred[both]
     err = p - t
     ss_res = float(np.sum(err**2))
     ss_tot = float(np.sum((t - t.mean()) ** 2))
     r2 = 1.0 - ss_res / ss_tot if n >= 2 and ss_tot > 0 else float("nan")
-    return {"r2": r2, "mae": float(np.mean(np.abs(err))), "mse": float(np.mean(err**2)), "coverage": coverage, "n": n}
+    # A trace with the right shape at the wrong offset or scale still correlates: the figure the
+    # classical-tracer literature reports (best-curve |r|), so results compare with it.
+    ss_pred = float(np.sum((p - p.mean()) ** 2))
+    cross = float(np.sum((p - p.mean()) * (t - t.mean())))
+    pearson_abs = abs(cross) / np.sqrt(ss_pred * ss_tot) if n >= 2 and ss_pred > 0 and ss_tot > 0 else float("nan")
+    return {"r2": r2, "mae": float(np.mean(np.abs(err))), "mse": float(np.mean(err**2)), "coverage": coverage, "n": n,
+            "pearson_abs": float(pearson_abs)}
 
 
 def mask_counts(pred_class: np.ndarray, true_class: np.ndarray, num_classes: int) -> np.ndarray:
