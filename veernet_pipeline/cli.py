@@ -36,6 +36,24 @@ def _sample(args: argparse.Namespace) -> dict:
     return {"raw": str(raw), "written": len(written), "files": [p.name for p in written]}
 
 
+def _digitize(args: argparse.Namespace) -> dict:
+    from veernet_pipeline.inference.digitize import digitize_file
+    from veernet_pipeline.model.veernet import load_model
+    from veernet_pipeline.tracking import store
+
+    settings = _settings(args)
+    if args.model and Path(args.model).is_dir():
+        model_dir, label = Path(args.model), str(Path(args.model).resolve())
+    else:
+        uri = args.model or settings.infer.model_uri
+        model_dir, version = store.download_model(settings.root, uri, settings.path("models") / "registry")
+        label = f"{uri} (version {version})"
+    result = digitize_file(args.scan, args.out, load_model(model_dir), label, settings.infer.tile_width,
+                           settings.infer.tile_overlap, settings.extract, args.calibration, args.qc)
+    return {"las": str(args.out), "qc": str(args.qc) if args.qc else None, "calibrated": result.calibrated,
+            "columns": len(result.depth), "curves": [c.mnemonic for c in result.curves], "model": label}
+
+
 def _summary(args: argparse.Namespace) -> dict:
     from veernet_pipeline.report import summarize
 
@@ -86,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--model", help="model URI (default: params infer.model_uri)")
         if name == "synthesize":
             cmd.add_argument("--preview", metavar="PNG", help="also write a contact sheet of the multiclass set")
+    digitize = sub.add_parser("digitize", help="digitise one scan to a LAS file (outside the pipeline)")
+    digitize.add_argument("scan", type=Path, help="a track-strip TIFF")
+    digitize.add_argument("--out", type=Path, required=True, help="the LAS file to write")
+    digitize.add_argument("--calibration", type=Path,
+                          help="sidecar JSON (default: <scan>.calib.json or tranche.calib.json beside it)")
+    digitize.add_argument("--model", help="models:/NAME@ALIAS, models:/NAME/VERSION or a folder with weights.pt "
+                          "(default: params infer.model_uri)")
+    digitize.add_argument("--qc", type=Path, help="also write a QC overlay PNG here")
+    digitize.set_defaults(func=_digitize)
     sub.add_parser("sample", help="write the embedded sample archive into paths.raw if it holds no scan"
                    ).set_defaults(func=_sample)
     sub.add_parser("summary", help="print what the last run produced").set_defaults(func=_summary)

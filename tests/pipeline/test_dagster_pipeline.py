@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import lasio
 import pandas as pd
@@ -77,3 +78,28 @@ def test_rematerialising_reuses_every_stage(materialized: tuple[Settings, object
         assert reused[key].value is True, key
     index = pd.read_parquet(settings.path("digitized") / "index.parquet")
     assert set(index["status"]) == {"skipped"}
+
+
+def test_veernet_digitize_one_scan_with_and_without_sidecar(materialized: tuple[Settings, object],
+                                                            tmp_path: Path) -> None:
+    """`veernet digitize` on sample scans (rendered apart from the training sets) with the champion model."""
+    from veernet_pipeline.cli import main
+
+    settings, _ = materialized
+    raw = settings.path("raw")
+    calibrated = raw / "sample_00_zlib.tif"
+    assert (raw / "sample_00_zlib.tif.calib.json").is_file()
+    assert main(["digitize", str(calibrated), "--out", str(tmp_path / "a.las"), "--qc", str(tmp_path / "a.png")]) == 0
+    las = lasio.read(tmp_path / "a.las")
+    sidecar = json.loads((raw / "sample_00_zlib.tif.calib.json").read_text())
+    mnemonics = [c["mnemonic"] for c in sidecar["curves"]]
+    assert [c.mnemonic for c in las.curves] == ["DEPT", mnemonics[0], f"{mnemonics[0]}_CONF", mnemonics[1],
+                                                f"{mnemonics[1]}_CONF"]
+    assert las.index[0] > sidecar["depth"]["top"] and (tmp_path / "a.png").stat().st_size > 0
+
+    bare = raw / "sample_03_lzw_nocalib.tif"
+    assert not (raw / "sample_03_lzw_nocalib.tif.calib.json").exists()
+    model_dir = settings.path("models") / "multiclass"
+    assert main(["digitize", str(bare), "--out", str(tmp_path / "b.las"), "--model", str(model_dir)]) == 0
+    las = lasio.read(tmp_path / "b.las")
+    assert "UNCALIBRATED" in las.other and las.index[0] == 0.0

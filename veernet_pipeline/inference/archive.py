@@ -19,10 +19,9 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.inference.digitize import digitize_scan, write_qc_png
+from veernet_pipeline.inference.digitize import digitize_scan, write_digitized
 from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.las import write_las
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -115,12 +114,11 @@ def _digitize_one(
     tile_overlap: int,
     extract: ExtractParams,
 ) -> None:
-    """Decode, digitise and write one scan's QC PNG then LAS (the LAS last: it marks completion)."""
+    """Decode, digitise and write one scan's QC PNG and LAS."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
     calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
     result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device)
-    write_qc_png(qc_path, image, result.rows, result.confidence)
-    notes = [*result.notes, f"source scan {row.path} sha256 {row.sha256}", f"model version {model_version}"]
-    write_las(las_path, result.depth, result.depth_unit, result.curves, result.well, notes)
+    write_digitized(result, image, las_path, qc_path,
+                    [f"source scan {row.path} sha256 {row.sha256}", f"model version {model_version}"])

@@ -1,10 +1,10 @@
 """One scan -> LAS curves with a per-column confidence, plus a QC picture for review.
 
-The net's class probabilities become one subpixel row per column per curve
-(`evaluation.extract`); the calibration sidecar turns columns into depths and rows into values.
+The net's class probabilities become one subpixel row per column per curve along the joint path
+of `evaluation.trace`; the calibration sidecar turns columns into depths and rows into values.
 Without a sidecar the output stays in track units and says so in the LAS header. Each curve gets
-a `<MNEM>_CONF` companion (peak class probability of the picked trace, 0 where none was found):
-the review step sorts and filters on it.
+a `<MNEM>_CONF` companion (class share x ink probability on the path, 0 where the curve was
+absent or bridged): the review step sorts and filters on it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.evaluation.report import Series, curve_name, render_curves_png
 from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.predict import predict_probs
-from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.las import LasCurve
+from veernet_pipeline.io.calibration import Calibration, find_sidecar
+from veernet_pipeline.io.las import LasCurve, write_las
+from veernet_pipeline.io.tiff import decode_scan
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
 _QC_COLORS = ("red", "blue", "darkorange", "magenta")
@@ -122,3 +123,46 @@ def write_qc_png(
     series = [Series(r, _QC_COLORS[k % len(_QC_COLORS)], f"curve {curve_name(k)}") for k, r in enumerate(rows)]
     badness = None if confidence is None or len(confidence) == 0 else np.sum(1.0 - confidence, axis=0)
     return render_curves_png(Path(path), image, series, max_columns, badness)
+
+
+def write_digitized(result: DigitizedLog, image: np.ndarray, las_path: Path, qc_path: Path | None,
+                    notes: list[str]) -> None:
+    """Write the QC PNG (if asked) and then the LAS: the LAS comes last because it marks completion."""
+    if qc_path is not None:
+        write_qc_png(qc_path, image, result.rows, result.confidence)
+    write_las(las_path, result.depth, result.depth_unit, result.curves, result.well, [*result.notes, *notes])
+
+
+def digitize_file(
+    scan: Path,
+    out_las: Path,
+    model: nn.Module,
+    model_label: str,
+    tile_width: int,
+    tile_overlap: int,
+    extract: ExtractParams,
+    calibration: Path | None = None,
+    qc: Path | None = None,
+) -> DigitizedLog:
+    """Digitise one TIFF on disk: `veernet digitize`.
+
+    Args:
+        scan: a track-strip TIFF (any compression ingest reads; a portrait scan is rotated).
+        out_las: the LAS 2.0 file to write.
+        model: VeerNet in eval mode, on the CPU.
+        model_label: names the model in the LAS header, e.g. "veernet-multiclass v3".
+        tile_width, tile_overlap: inference tiling along depth.
+        extract: the path search from class probabilities to curves.
+        calibration: a sidecar; default the scan's own `<scan>.calib.json` or its folder's
+            `tranche.calib.json`, else track units.
+        qc: where to write the QC overlay, if wanted.
+    """
+    image = decode_scan(scan)
+    sidecar = calibration or find_sidecar(Path(scan))
+    calib = Calibration.from_file(sidecar) if sidecar else None
+    result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract)
+    notes = [f"source scan {Path(scan).name}", f"model {model_label}"]
+    if sidecar:
+        notes.append(f"calibration {Path(sidecar).name}")
+    write_digitized(result, image, Path(out_las), qc, notes)
+    return result
