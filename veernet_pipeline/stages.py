@@ -239,9 +239,12 @@ def evaluate(settings: Settings) -> StageResult:
             store.log_epoch(0, {"gate_passed": float(decision["promoted"])})
             for name in ("metrics.json", "per_log.csv", "overlay.png"):
                 store.log_artifact(out / name)
+            for picture in sorted((out / "overlays").glob("*.png")):
+                store.log_artifact(picture, "overlays")
         return StageResult("evaluate", "", counts={"logs": int(metrics["n_logs"])},
                            metrics={**_flatten_metrics(metrics), "gate": decision},
-                           paths={name: str(out / name) for name in ("metrics.json", "per_log.csv", "overlay.png")})
+                           paths={name: str(out / name)
+                                  for name in ("metrics.json", "per_log.csv", "overlay.png", "overlays")})
 
     return _run("evaluate", settings, [out], inputs, work)
 

@@ -14,7 +14,7 @@ import tifffile
 import torch
 
 from veernet_pipeline.config import Settings
-from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, truth_tracks
+from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, swap_share, truth_tracks
 from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, mask_metrics, scores_from_counts
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, choose_window, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.trace import trace_curves
@@ -195,6 +195,17 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     expected = math.nan if any(math.isnan(m) for m in medians) else min(medians)
     assert metrics["median_r2"] == pytest.approx(expected, nan_ok=True)
     assert mpimg.imread(tmp_path / "eval" / "overlay.png").shape[0] in (96, 112)
+    # Two logs: each is among both the best five and the worst five.
+    assert sorted(p.name.split("_")[0] for p in (tmp_path / "eval" / "overlays").iterdir()) == ["best"] * 2 + [
+        "worst"] * 2
+    assert {"median_pearson_abs", "p10_r2", "median_mae_physical", "median_swap_share"} <= set(metrics["curves"]["A"])
+
+
+def test_swap_share_counts_crossed_columns() -> None:
+    truth = np.array([[0.2, 0.2, 0.2, 0.2], [0.8, 0.8, 0.8, np.nan]])
+    pred = np.array([[0.21, 0.79, 0.2, 0.2], [0.79, 0.21, 0.8, 0.8]])
+    assert swap_share(pred, truth) == pytest.approx(1 / 3)  # column 1 of the 3 with all four values
+    assert math.isnan(swap_share(pred[:1], truth[:1]))
 
 
 def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Settings) -> None:

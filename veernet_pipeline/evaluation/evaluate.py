@@ -40,7 +40,8 @@ from veernet_pipeline.progress import progress
 
 log = logging.getLogger(__name__)
 
-CURVE_METRICS = ("r2", "mae", "mse", "coverage")
+CURVE_METRICS = ("r2", "mae", "mse", "coverage", "pearson_abs", "swap_share", "mae_physical")
+OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
 
 
 def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves: int) -> np.ndarray:
@@ -85,11 +86,13 @@ def evaluate_model(
 
     Curves are read from the class probabilities by the same path search inference uses (`extract`).
 
-    Writes `metrics.json`, `per_log.csv` (one row per log and curve) and `overlay.png` (the worst
-    log) into `out_dir`.
+    Writes `metrics.json`, `per_log.csv` (one row per log and curve), `overlay.png` (the worst
+    log) and `overlays/{worst,best}_<rank>_<id>.png` (the five worst and five best logs by mean
+    MAE; R^2 misleads on nearly flat curves) into `out_dir`.
 
     Returns:
-        `split`, `n_logs`, `curves` ({"A": {"median_r2", "mean_r2", ...}, ...} over logs),
+        `split`, `n_logs`, `curves` ({"A": {"median_r2", "p10_r2", "mean_r2", ...}, ...} over logs,
+        for r2, mae, mse, coverage, pearson_abs, swap_share and mae_physical),
         `classes` ({"0": {"iou", "f1", "precision", "recall"}, ...} from pixel counts pooled
         over logs), `median_r2` (lowest per-curve median R^2: the gate's figure), `median_mae`
         and `median_mse` (highest per-curve medians). NaN where undefined (null in the JSON).
@@ -106,21 +109,27 @@ def evaluate_model(
     model = load_model(model_dir, map_location=device)
     records: list[dict[str, Any]] = []
     pooled: np.ndarray | None = None
-    worst: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+    # Only the current best and worst few logs' pictures are held, so memory stays flat over a big split.
+    ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray]] = []
     for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
         image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, extract,
                                                                           device)
         records.extend(log_records)
         pooled = counts if pooled is None else pooled + counts
-        score = _mean_or_nan([r["r2"] for r in log_records])
-        score = -math.inf if math.isnan(score) else score
-        if worst is None or score < worst[0]:
-            worst = (score, image, truth_rows, pred_rows)
+        score = _mean_or_nan([r["mae"] for r in log_records])
+        ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows))
+        ranked.sort(key=lambda item: item[0])
+        if len(ranked) > 2 * OVERLAYS_PER_END:
+            del ranked[OVERLAYS_PER_END]
     metrics = _summarise(records, pooled, params.split, len(logs))
     out_dir = Path(out_dir)
     write_per_log_csv(out_dir / "per_log.csv", records)
     write_text_atomic(out_dir / "metrics.json", json.dumps(_json_safe(metrics), indent=2, allow_nan=False) + "\n")
-    overlay_png(out_dir / "overlay.png", worst[1], worst[2], worst[3])
+    overlay_png(out_dir / "overlay.png", *ranked[-1][2:])
+    best, worst = ranked[:OVERLAYS_PER_END], ranked[::-1][:OVERLAYS_PER_END]
+    for name, chosen in (("best", best), ("worst", worst)):
+        for rank, (_, log_id, image, truth_rows, pred_rows) in enumerate(chosen, start=1):
+            overlay_png(out_dir / "overlays" / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows)
     log.info("evaluated %d logs of %s: median R^2 %.4f, median MAE %.4f",
              len(logs), set_dir, metrics["median_r2"], metrics["median_mae"])
     return metrics
@@ -145,17 +154,41 @@ def _evaluate_log(
     if rows.shape[0] == 1 and n_truth > 1:
         truth = match_binary(pred[0], truth)[None]
     n = min(rows.shape[0], truth.shape[0])
+    swaps = swap_share(pred[:n], truth[:n])
     records = []
     for k in range(n):
         scores = curve_metrics(pred[k], truth[k])
-        records.append({"id": row.id, "well": row.well, "curve": curve_name(k),
-                        "mnemonic": calibration.curves[k].mnemonic, "width": width, "height": height, **scores,
+        scale = calibration.curves[k]
+        physical = np.abs(scale.fraction_to_value(pred[k]) - scale.fraction_to_value(truth[k]))
+        records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
+                        "unit": scale.unit, "width": width, "height": height, **scores, "swap_share": swaps,
+                        "mae_physical": _finite_stat(np.mean, physical),
                         "mean_confidence": float(confidence[k].mean())})
     num_classes = probs.shape[0]
     # A binary model is scored as curve vs background whatever the set labels its curves.
     true_class = (mask > 0).astype(np.uint8) if num_classes == 2 else mask
     counts = mask_counts(probs.argmax(axis=0), true_class, num_classes)
     return image, truth[:n] * height - 0.5, rows[:n], records, counts
+
+
+def swap_share(pred: np.ndarray, truth: np.ndarray) -> float:
+    """Share of columns, where both curves are read and both truths exist, in which the curves' identities are swapped.
+
+    A column counts as swapped when pairing prediction A with truth B and B with A is closer than
+    the pairing as labelled. NaN for a single-curve log or when no column has all four values.
+
+    Shape:
+        pred, truth: (K, W) in track units.
+    """
+    if pred.shape[0] < 2 or truth.shape[0] < 2:
+        return float("nan")
+    both = np.isfinite(pred[:2]).all(axis=0) & np.isfinite(truth[:2]).all(axis=0)
+    if not both.any():
+        return float("nan")
+    p, t = pred[:2, both], truth[:2, both]
+    as_labelled = np.abs(p[0] - t[0]) + np.abs(p[1] - t[1])
+    crossed = np.abs(p[0] - t[1]) + np.abs(p[1] - t[0])
+    return float(np.mean(crossed < as_labelled))
 
 
 def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str, n_logs: int) -> dict[str, Any]:
@@ -166,6 +199,8 @@ def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str
         for metric in CURVE_METRICS:
             values = group[metric].to_numpy(dtype=np.float64)
             curves[str(name)][f"median_{metric}"] = _finite_stat(np.median, values)
+            curves[str(name)][f"p10_{metric}"] = _finite_stat(lambda v: np.percentile(v, 10), values)
+            curves[str(name)][f"p90_{metric}"] = _finite_stat(lambda v: np.percentile(v, 90), values)
             curves[str(name)][f"mean_{metric}"] = _finite_stat(np.mean, values)
     # Worst curve decides: np.min/np.max propagate NaN, so a curve never found fails the gate.
     keys = ("median_r2", "median_mae", "median_mse")
@@ -173,6 +208,8 @@ def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str
     return {
         "split": split,
         "n_logs": n_logs,
+        # Share of compared columns where the two curves' identities are swapped, over all logs' columns.
+        "swap_share": _finite_stat(np.mean, frame.drop_duplicates("id")["swap_share"].to_numpy(dtype=np.float64)),
         "curves": curves,
         "classes": {str(k): v for k, v in scores_from_counts(pooled).items()},
         "median_r2": float(np.min(worst["median_r2"])),

@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from veernet_pipeline.io.atomic import atomic_path
 
 PER_LOG_COLUMNS = (
-    "id", "well", "curve", "mnemonic", "width", "height", "r2", "mae", "mse", "coverage", "n", "mean_confidence",
+    "id", "well", "curve", "mnemonic", "unit", "width", "height", "r2", "mae", "mse", "coverage", "n", "pearson_abs",
+    "swap_share", "mae_physical", "mean_confidence",
 )
 _DPI = 100
 _CURVE_STYLES = ("-", "--", ":", "-.")
