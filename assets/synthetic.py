@@ -13,14 +13,18 @@ from veernet_pipeline import stages
 
 @multi_asset(
     specs=[
-        AssetSpec("synthetic_binary", group_name="synthetic", kinds={"numpy", "tiff"}, tags=stage_tags("synthesize"),
-                  description="Curve-vs-background set for the binary stage."),
-        AssetSpec("synthetic_multiclass", group_name="synthetic", kinds={"numpy", "tiff"},
+        AssetSpec("synthetic_binary", deps=["validated_scans"], group_name="synthetic", kinds={"numpy", "tiff"},
+                  tags=stage_tags("synthesize"), description="Curve-vs-background set for the binary stage."),
+        AssetSpec("synthetic_multiclass", deps=["validated_scans"], group_name="synthetic", kinds={"numpy", "tiff"},
                   tags=stage_tags("synthesize"), description="Two-curve set (classes 0, 1, 2), multiclass stage."),
     ],
 )
 def synthetic_sets(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
-    """Generate both sets, deterministic from (seed, index)."""
+    """Generate (or resume) both sets, deterministic from (seed, index).
+
+    Metadata: kept/rejected/not-needed candidate counts, splits, the rejections table and a
+    contact sheet (inline when small enough, else its path).
+    """
     result = stages.synthesize(pipeline.settings())
     for name in ("binary", "multiclass"):
         yield MaterializeResult(asset_key=f"synthetic_{name}", metadata=result_metadata(result, (name,)))

@@ -70,7 +70,7 @@ def _run_stage(args: argparse.Namespace) -> dict:
     elif name == "synthesize" and args.preview:
         from veernet_pipeline.synthetic.dataset import preview_sheet
 
-        out = Path(args.preview)
+        out = Path(args.preview).resolve()
         result = stages.synthesize(settings)
         preview_sheet(settings.path("synthetic") / "multiclass", out)
         result.paths["preview"] = str(out)

@@ -70,6 +70,84 @@ class SplitParams(_Strict):
     test: float
 
 
+class FloatRange(_Strict):
+    min: float
+    max: float
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FloatRange:
+        if self.min > self.max:
+            raise ValueError(f"range min {self.min} exceeds max {self.max}")
+        return self
+
+
+class StyleWeights(_Strict):
+    """Relative weights of curve B's style (curve A is solid); a weight of 0 switches that style off."""
+
+    dashed: float
+    dotted: float
+    long_dash: float
+    dash_dot: float
+    thin_solid: float
+
+    @model_validator(mode="after")
+    def _some_style(self) -> StyleWeights:
+        weights = self.model_dump()
+        if min(weights.values()) < 0 or sum(weights.values()) <= 0:
+            raise ValueError(f"synthesize.styles weights must be >= 0 with a positive sum, got {weights}")
+        return self
+
+
+class StretchParams(_Strict):
+    """Stretches along a curve (pen skips, faded ink): which curves get them, how many, how long."""
+
+    share: float
+    per_10k: float
+    length: Range
+
+
+class GridParams(_Strict):
+    minor_px: FloatRange
+    major_every: Range
+    minor_gray: Range
+    major_gray: Range
+    major_px: Range
+    value_divisions: Range
+    border_px: Range
+
+
+class TextParams(_Strict):
+    depth_numbers: float
+    number_every: Range
+    font_px: Range
+    headers_per_10k: float
+    flags_per_10k: float
+
+
+class Artefact(_Strict):
+    """One scan artefact: applied to a share of instances, with a strength drawn from a range."""
+
+    share: float
+    strength: FloatRange
+
+
+class ArtefactParams(_Strict):
+    paper: Artefact
+    illumination: Artefact
+    blur: Artefact
+    speckle: Artefact
+    jpeg: Artefact
+    skew: Artefact
+    bilevel: Artefact
+
+    @model_validator(mode="after")
+    def _slight_skew(self) -> ArtefactParams:
+        if max(abs(self.skew.strength.min), abs(self.skew.strength.max)) > 1.0:
+            raise ValueError("synthesize.artefacts.skew.strength is in degrees and may not exceed 1 "
+                             f"(got {self.skew.strength.min}..{self.skew.strength.max}); real scans skew less")
+        return self
+
+
 class SynthesizeParams(_Strict):
     binary_count: int
     multiclass_count: int
@@ -92,6 +170,20 @@ class SynthesizeParams(_Strict):
     line_width: Range
     noise_std: float
     dash: DashParams
+    solo_broken_share: float
+    ink: Range
+    styles: StyleWeights
+    dotted: DashParams
+    long_dash: DashParams
+    dash_jitter: float
+    gaps: StretchParams
+    fades: StretchParams
+    fade_gray: Range
+    backup_share: float
+    max_wraps: int
+    grid: GridParams
+    text: TextParams
+    artefacts: ArtefactParams
 
 
 class ModelParams(_Strict):
@@ -139,7 +231,9 @@ class ExtractParams(_Strict):
 
 
 class GateParams(_Strict):
-    min_median_r2: float
+    # None = an open gate: the newest evaluated model always becomes champion (demo and test runs,
+    # whose minutes of training cannot meet a real bar but must still exercise inference).
+    min_median_r2: float | None
 
 
 class EvaluateParams(_Strict):

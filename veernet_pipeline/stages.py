@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -127,24 +128,36 @@ def validate(settings: Settings) -> StageResult:
 
 
 def synthesize(settings: Settings) -> StageResult:
-    """Generate the binary and multiclass synthetic sets."""
-    from veernet_pipeline.synthetic.dataset import preview_sheet, synthesize_sets
+    """Generate (or complete an interrupted run of) the binary and multiclass synthetic sets.
+
+    The multiclass candidates are checked against the `validate` bounds, so those are inputs too,
+    as are the archive's scan sizes when `synthesize.size_source` is archive.
+    """
+    from veernet_pipeline.synthetic.dataset import REJECTIONS_FILE, preview_sheet, synthesize_sets
+    from veernet_pipeline.synthetic.sizes import archive_sizes, sizes_digest
 
     root = settings.path("synthetic")
     outputs = [root / "binary", root / "multiclass"]
     source = settings.paths.las_source
     las_identity = _listing(Path(source) if Path(source).is_absolute() else settings.root / source) if source else ""
+    archive = settings.synthesize.size_source == "archive"
+    sizes = sizes_digest(archive_sizes(settings.path("validated"))) if archive else ""
 
     def work() -> StageResult:
+        # Until this run completes, its folders must not look like a completed (earlier) output.
+        for folder in outputs:
+            (folder / STAGE_FILE).unlink(missing_ok=True)
         counts = synthesize_sets(settings)
         paths = {name: str(root / name) for name in ("binary", "multiclass")}
         for name in ("binary", "multiclass"):
             sheet = root / name / "preview.png"
             preview_sheet(root / name, sheet)
             paths[f"{name}_preview"] = str(sheet)
+            paths[f"{name}_rejections"] = str(root / name / REJECTIONS_FILE)
         return StageResult("synthesize", "", counts=_flat_counts(counts), paths=paths)
 
-    inputs = {"params": settings.section("synthesize"), "las_source": las_identity}
+    inputs = {"params": settings.section("synthesize"), "las_source": las_identity,
+              "validate": settings.section("validate"), "archive_sizes": sizes}
     return _run("synthesize", settings, outputs, inputs, work)
 
 
@@ -260,15 +273,24 @@ def _flatten_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, flo
 
 
 def gate(settings: Settings, metrics: dict[str, Any], version: str) -> dict[str, Any]:
-    """Promote `version` to champion when median R^2 meets the gate and is no worse than the champion's."""
+    """Promote `version` to champion when median R^2 meets the gate and is no worse than the champion's.
+
+    A NaN median (a curve never found) never passes a set gate; an open gate (`min_median_r2: null`)
+    promotes the newest model whatever its figures, and says so in the decision.
+    """
     from veernet_pipeline.tracking import store
 
     median_r2 = float(metrics["median_r2"])
     threshold = settings.evaluate.gate.min_median_r2
     current = store.alias_version(settings.root, MULTICLASS_MODEL, CHAMPION)
     current_r2 = store.version_metric(settings.root, MULTICLASS_MODEL, current, "median_r2") if current else None
-    promoted = median_r2 >= threshold and (current_r2 is None or median_r2 >= current_r2)
+    if threshold is None:
+        promoted = True
+    else:
+        promoted = median_r2 >= threshold and (current_r2 is None or math.isnan(current_r2) or median_r2 >= current_r2)
     store.tag_version(settings.root, MULTICLASS_MODEL, version, "median_r2", f"{median_r2:.6f}")
+    store.tag_version(settings.root, MULTICLASS_MODEL, version, "gate", "open" if threshold is None else
+                      f"min_median_r2={threshold}")
     if promoted:
         store.set_alias(settings.root, MULTICLASS_MODEL, CHAMPION, version)
     decision = {"promoted": promoted, "version": version, "median_r2": median_r2, "threshold": threshold,

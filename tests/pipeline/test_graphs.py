@@ -63,6 +63,7 @@ def test_graph_is_the_documented_pipeline() -> None:
     _, edges = dvc_graph()
     assert edges == {
         ("ingest", "validate"),
+        ("validate", "synthesize"),
         ("synthesize", "train_binary"),
         ("synthesize", "train_multiclass"),
         ("train_binary", "train_multiclass"),

@@ -13,6 +13,17 @@ H-tall image reads ``top_value`` at the top edge and ``bottom_value`` at the bot
 or linear in log10 for "log"; a reversed scale is normal. ``curves[0]`` is class 1, ``curves[1]``
 class 2. Without a sidecar, output stays in track units: depth = column index and value =
 position across the track from the top edge, 0..1 (see `Calibration.track_units`).
+
+Two optional extensions (docs/synthetic-rendering.md); a sidecar without them reads as before:
+
+- Backup scale, per curve: ``"backup": {"mode": "wrap", "max_wraps": 1}``. A value whose track
+  fraction f leaves 0..1 is drawn at ``f - k`` with ``k = clip(floor(f), -max_wraps, max_wraps)``:
+  it re-enters from the opposite edge on a scale shifted by one track width (linear) or by the
+  decades span (log). Beyond ``max_wraps`` (and always without a backup) it pegs at the edge.
+  `row_to_value(rows, H, curve, wraps=k)` reads a value back from a row and its wrap count.
+- Skew, top level: ``"skew": {"angle_deg": 0.4, "pivot_column": 6400.0}``. The track is drawn
+  sheared: image row = track row + ``tan(angle) * (x - pivot_column)`` in column x (the depth axis is
+  not sheared). `image_rows_to_track` undoes it.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ from veernet_pipeline.io.atomic import write_text_atomic
 
 SIDECAR_SUFFIX = ".calib.json"
 TRANCHE_FILE = "tranche.calib.json"
+# Beyond this the scan is turned, not skewed; the renderer stays within 1 degree.
+MAX_SKEW_DEG = 45.0
 
 
 class CalibrationError(ValueError):
@@ -36,11 +49,14 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class CurveScale:
+    """One curve's track scale; `backup_wraps` > 0 means values off the track wrap to backup scales."""
+
     mnemonic: str
     unit: str
     top_value: float
     bottom_value: float
     scale: Literal["linear", "log"] = "linear"
+    backup_wraps: int = 0
 
     def _ends(self) -> tuple[float, float]:
         if self.scale == "log":
@@ -62,6 +78,18 @@ class CurveScale:
                 value = np.log10(value)
         return (value - top) / (bottom - top)
 
+    def wrap(self, fraction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Track fraction -> (fraction on the scale it is drawn on, wrap count), per the backup rule.
+
+        The drawn fraction lies in [0, 1) unless the value is beyond the last backup scale (or the
+        curve has none); the caller clips such values to the track edge. NaN keeps wrap count 0.
+        """
+        fraction = np.asarray(fraction, dtype=np.float64)
+        if self.backup_wraps == 0:
+            return fraction, np.zeros(fraction.shape, dtype=np.int64)
+        wraps = np.clip(np.floor(np.nan_to_num(fraction)), -self.backup_wraps, self.backup_wraps)
+        return fraction - wraps, wraps.astype(np.int64)
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -71,6 +99,8 @@ class Calibration:
     curves: tuple[CurveScale, ...]
     well: dict[str, str] = field(default_factory=dict)
     calibrated: bool = True
+    skew_deg: float = 0.0
+    skew_pivot: float = 0.0
 
     @classmethod
     def track_units(cls, n_curves: int = 2) -> Calibration:
@@ -89,11 +119,14 @@ class Calibration:
                     top_value=float(c["top_value"]),
                     bottom_value=float(c["bottom_value"]),
                     scale=c.get("scale", "linear"),
+                    backup_wraps=_backup_wraps(c.get("backup"), str(c["mnemonic"]), source),
                 )
                 for c in data["curves"]
             )
+            skew = data.get("skew") or {}
             calib = cls(float(depth["top"]), float(depth["bottom"]), str(depth.get("unit", "")), curves,
-                        {str(k): str(v) for k, v in (data.get("well") or {}).items()})
+                        {str(k): str(v) for k, v in (data.get("well") or {}).items()},
+                        skew_deg=float(skew.get("angle_deg", 0.0)), skew_pivot=float(skew.get("pivot_column", 0.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{source}: malformed calibration ({exc!r})") from exc
         calib.check(source)
@@ -120,13 +153,28 @@ class Calibration:
                 raise CalibrationError(f"{source}: curve {c.mnemonic} has equal top and bottom values")
             if c.scale == "log" and min(c.top_value, c.bottom_value) <= 0:
                 raise CalibrationError(f"{source}: log curve {c.mnemonic} needs positive top and bottom values")
+            if c.backup_wraps < 0:
+                raise CalibrationError(f"{source}: curve {c.mnemonic} has backup max_wraps {c.backup_wraps}; "
+                                       "use 0 or more")
+        if not abs(self.skew_deg) < MAX_SKEW_DEG:
+            raise CalibrationError(f"{source}: skew angle_deg {self.skew_deg} is not below {MAX_SKEW_DEG}; "
+                                   "turn the scan by 90 degrees first")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        curves = []
+        for c in self.curves:
+            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k != "backup_wraps"}
+            if c.backup_wraps:
+                item["backup"] = {"mode": "wrap", "max_wraps": c.backup_wraps}
+            curves.append(item)
+        data: dict[str, Any] = {
             "depth": {"top": self.depth_top, "bottom": self.depth_bottom, "unit": self.depth_unit},
-            "curves": [asdict(c) for c in self.curves],
+            "curves": curves,
             "well": dict(self.well),
         }
+        if self.skew_deg:
+            data["skew"] = {"angle_deg": self.skew_deg, "pivot_column": self.skew_pivot}
+        return data
 
     def write(self, path: Path | str) -> None:
         """Write the sidecar atomically."""
@@ -146,10 +194,31 @@ class Calibration:
             return depth
         return (depth - self.depth_top) * width / (self.depth_bottom - self.depth_top) - 0.5
 
-    def row_to_value(self, rows: np.ndarray, height: int, curve: int) -> np.ndarray:
-        """Subpixel row (pixel centres at y + 0.5) -> value of curve `curve` (0-based)."""
-        fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height
+    def row_to_value(self, rows: np.ndarray, height: int, curve: int, wraps: np.ndarray | int = 0) -> np.ndarray:
+        """Subpixel track row (pixel centres at y + 0.5) -> value of curve `curve` (0-based).
+
+        `wraps` is the backup scale the row is read on (0 = the main scale, 1 = one track width
+        past the bottom edge's value, -1 past the top's), per column or one for all.
+        """
+        fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height + np.asarray(wraps, dtype=np.float64)
         return self.curves[curve].fraction_to_value(fraction)
+
+    def value_to_drawn_row(self, values: np.ndarray, height: int, curve: int) -> tuple[np.ndarray, np.ndarray]:
+        """Value -> (subpixel track row where it is drawn, wrap count): backup wrap, then pegged at the edges.
+
+        Inverse: ``row_to_value(rows, height, curve, wraps)`` (exact unless the value was pegged).
+        """
+        fraction, wraps = self.curves[curve].wrap(self.curves[curve].value_to_fraction(values))
+        return np.clip(fraction * height - 0.5, 0.0, height - 1.0), wraps
+
+    def skew_offset(self, columns: np.ndarray) -> np.ndarray:
+        """Rows the skewed drawing moves track row r down in each column: image row = r + offset."""
+        columns = np.asarray(columns, dtype=np.float64)
+        return np.tan(np.radians(self.skew_deg)) * (columns - self.skew_pivot)
+
+    def image_rows_to_track(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Image rows read in `columns` -> track rows (undoes the skew)."""
+        return np.asarray(rows, dtype=np.float64) - self.skew_offset(columns)
 
     def value_to_row(self, values: np.ndarray, height: int, curve: int) -> np.ndarray:
         """Value of curve `curve` -> subpixel row; NaN stays NaN."""
@@ -168,3 +237,11 @@ def find_sidecar(scan: Path) -> Path | None:
     tranche = scan.parent / TRANCHE_FILE
     return tranche if tranche.is_file() else None
 
+
+def _backup_wraps(backup: Any, mnemonic: str, source: str) -> int:
+    if backup is None:
+        return 0
+    if not isinstance(backup, dict) or backup.get("mode") != "wrap":
+        raise CalibrationError(f"{source}: curve {mnemonic} has backup {backup!r}; "
+                               'write {"mode": "wrap", "max_wraps": 1} or leave it out')
+    return int(backup.get("max_wraps", 1))

@@ -1,16 +1,12 @@
-"""Curve sources for synthetic logs: windows of real wells, a procedural walk, and track scales.
+"""Curve sources for synthetic logs: windows of real wells and a procedural walk.
 
 Real curves come from LAS wells (by default the reduced FORCE 2020 wells bundled in
 `veernet_pipeline/resources/las`). A window is a run of consecutive native samples in which every
 chosen curve is finite; NaN gaps of at most `MAX_GAP_SAMPLES` samples are filled by linear
 interpolation first (the filled values are what the ground-truth LAS holds), longer gaps make the
-window search move elsewhere. The procedural source is a smooth random walk over layered "beds",
-for variety beyond the bundled wells.
-
-Track scales are round numbers: conventional presets per mnemonic (GR 0-150, RHOB 1.95-2.95,
-NPHI -0.15..0.45, ...) when they hold the window's values, else a "nice number" fit; logarithmic
-tracks span whole decades from a 1 or 2 mantissa (0.2-2000). Which curves are logarithmic or
-reversed is drawn from `log_scale_share` / `reversed_share`.
+window search move elsewhere, and so do stretches a well's vendor already filled with a straight
+line (`straight_runs`: a printed log never looks like that). The procedural source is a smooth
+random walk over layered "beds", for variety beyond the bundled wells. Track scales: `scales`.
 """
 
 from __future__ import annotations
@@ -24,19 +20,16 @@ from pathlib import Path
 import lasio
 import numpy as np
 
-from veernet_pipeline.config import SynthesizeParams
-from veernet_pipeline.io.calibration import CurveScale
-
 CURVE_MNEMONICS = ("GR", "RDEP", "RMED", "RHOB", "NPHI", "DTC", "CALI", "PEF")
 MAX_GAP_SAMPLES = 8
+# Runs of at least this many samples on one straight line are taken as interpolated, not logged.
+MIN_STRAIGHT_RUN = 16
 # Image columns per LAS sample: ~1.2 is a 1:1000 print at 200 dpi, ~6 a 1:200 print.
 PX_PER_SAMPLE = (1.2, 6.0)
 # Upper bound when a wide image needs a longer run than a well offers at the drawn density.
 MAX_PX_PER_SAMPLE = 12.0
 PROCEDURAL = "procedural"
 PROCEDURAL_STEP = 0.1524
-# Share of a window's values a linear preset may clip before the nice-number fit takes over.
-MAX_CLIPPED = 0.05
 
 # mnemonic -> (unit for procedural curves, linear presets as (low, high) in value order).
 LINEAR_PRESETS: dict[str, tuple[str, tuple[tuple[float, float], ...]]] = {
@@ -162,6 +155,28 @@ def fill_short_gaps(values: np.ndarray, max_gap: int = MAX_GAP_SAMPLES) -> np.nd
     return filled
 
 
+def straight_runs(values: np.ndarray, min_run: int = MIN_STRAIGHT_RUN) -> np.ndarray:
+    """True at samples inside runs of `min_run` or more samples lying on one straight line. Shape: (N,).
+
+    "Straight" allows the rounding to 4 significant digits: the second difference stays within two
+    units of the 4th significant digit of the largest of its three samples.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 3:
+        return np.zeros(values.size, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        largest = np.maximum.reduce([np.abs(values[:-2]), np.abs(values[1:-1]), np.abs(values[2:])])
+        tolerance = 2.0 * 10.0 ** (np.floor(np.log10(np.maximum(largest, 1e-12))) - 3)
+        flat = np.abs(np.diff(values, 2)) <= tolerance
+    # Second difference k spans samples k..k+2; a run of r flat ones spans r + 2 samples.
+    starts, ends = true_runs(flat)
+    long = ends - starts + 2 >= min_run
+    marked = np.zeros(values.size + 1, dtype=np.int64)
+    np.add.at(marked, starts[long], 1)
+    np.add.at(marked, ends[long] + 2, -1)
+    return np.cumsum(marked[:-1]) > 0
+
+
 def true_runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start (inclusive) and end (exclusive) indices of the runs of True in a 1-D bool array."""
     padded = np.concatenate(([False], np.asarray(flags, dtype=bool), [False]))
@@ -205,6 +220,7 @@ def _window_in_well(well: Well, n_curves: int, n_samples: int, rng: np.random.Ge
         for m in combo:
             if m not in filled:
                 filled[m] = fill_short_gaps(well.curves[m])
+                filled[m][straight_runs(filled[m])] = np.nan
         ok = np.logical_and.reduce([np.isfinite(filled[m]) for m in combo])
         starts, ends = true_runs(ok)
         room = ends - starts - n_samples + 1
@@ -267,54 +283,3 @@ def procedural_window(n_curves: int, width: int, rng: np.random.Generator) -> Cu
         units=tuple(LINEAR_PRESETS[m][0] for m in names),
         values=tuple(values),
     )
-
-
-def _tidy(x: float) -> float:
-    # Multiples of 0.05 etc. carry binary noise (1.9500000000000002); keep the round number.
-    return float(f"{x:.10g}")
-
-
-def _nice_step(x: float) -> float:
-    exponent = math.floor(math.log10(x))
-    for mantissa in (1.0, 2.0, 2.5, 5.0, 10.0):
-        if mantissa * 10.0**exponent >= x:
-            return mantissa * 10.0**exponent
-    raise AssertionError("unreachable: mantissa 10 always covers x")
-
-
-def _linear_range(mnemonic: str, values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    lo_q, hi_q = np.quantile(values, [0.01, 0.99])
-    presets = LINEAR_PRESETS.get(mnemonic, ("", ()))[1]
-    fitting = [p for p in presets if np.mean((values < p[0]) | (values > p[1])) <= MAX_CLIPPED]
-    if fitting:
-        return fitting[int(rng.integers(len(fitting)))]
-    spread = max(hi_q - lo_q, abs(0.5 * (hi_q + lo_q)) * 0.1, 1e-3)
-    step = _nice_step(spread * rng.uniform(1.2, 1.8) / 10.0)
-    low = (math.floor(lo_q / step) - int(rng.integers(0, 2))) * step
-    divisions = max(10, math.ceil((hi_q - low) / step))
-    return _tidy(low), _tidy(low + divisions * step)
-
-
-def _log_range(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    lo_q, hi_q = np.quantile(values, [0.01, 0.99])
-    low = max(m * 10.0 ** math.floor(math.log10(lo_q / m)) for m in (1.0, 2.0))
-    if rng.random() < 0.3:
-        low /= 10.0
-    decades = max(1, math.ceil(math.log10(hi_q / low) - 1e-9)) + int(rng.random() < 0.3)
-    return _tidy(low), _tidy(low * 10.0**decades)
-
-
-def choose_scale(
-    mnemonic: str, unit: str, values: np.ndarray, rng: np.random.Generator, params: SynthesizeParams
-) -> CurveScale:
-    """A round-number track scale for a window's values.
-
-    Logarithmic with probability `params.log_scale_share` (only when every value is positive),
-    reversed (top value > bottom value) with probability `params.reversed_share`. Values outside
-    the chosen range are clipped at the track edge when drawn (the LAS keeps them unclipped).
-    """
-    use_log = bool(rng.random() < params.log_scale_share) and bool(np.min(values) > 0)
-    flip = bool(rng.random() < params.reversed_share)
-    low, high = _log_range(values, rng) if use_log else _linear_range(mnemonic, values, rng)
-    top, bottom = (high, low) if flip else (low, high)
-    return CurveScale(mnemonic, unit, top, bottom, "log" if use_log else "linear")

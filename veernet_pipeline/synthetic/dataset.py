@@ -1,19 +1,26 @@
 """Synthetic training sets on disk: `binary/` and `multiclass/`, each with an index.parquet.
 
-Each instance `<id>` is `<id>.tif` (image), `<id>.mask.tif` (classes), `<id>.calib.json` (the
-sidecar) and `<id>.las` (ground truth: the window's native samples). Splits are by source well:
-the wells are partitioned into train/val/test with `synthesize.splits`, each instance index gets
-a split (a seeded permutation in the same shares), and the instance draws its curves only from
-that split's wells, so no well feeds two splits. Procedural instances keep their index's split.
+Each kept instance `<id>` is `<id>.tif` (image), `<id>.mask.tif` (classes), `<id>.calib.json`
+(the sidecar), `<id>.las` (ground truth: the window's native samples) and `<id>.record.json`
+(its index row and verdict, which lets an interrupted run resume; see `generate`). Splits are by
+source well (`splits`); sizes are uniform or the archive's (`sizes`).
 
-The binary set alternates one curve (even index) and two curves (odd index) with every curve
-pixel labelled 1; the multiclass set always has two curves labelled 1 and 2.
+The binary set has `binary_count` instances, one curve (even index) or two (odd index), every
+curve pixel labelled 1; all are kept. The multiclass set renders candidates
+0..`multiclass_generated`-1 with two curves labelled 1 and 2, checks each like an archive scan
+plus a label sanity rule (`checks`), keeps the first `multiclass_count` valid ones by index and
+lists every rejected one in `rejections.parquet` with its reason. index.parquet is written last,
+so its presence means a complete set.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import math
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,59 +28,33 @@ import pandas as pd
 import tifffile
 from matplotlib.figure import Figure
 
-from veernet_pipeline.config import Settings, SplitParams
-from veernet_pipeline.io.atomic import atomic_dir, atomic_path
+from veernet_pipeline import __version__
+from veernet_pipeline.config import Settings, SynthesizeParams, ValidateParams
+from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
-from veernet_pipeline.progress import progress
+from veernet_pipeline.synthetic.checks import Verdict, check_candidate, pixel_digest
 from veernet_pipeline.synthetic.curves import Well, load_wells
+from veernet_pipeline.synthetic.generate import Candidate, candidate_id, generate_set, write_record
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
+from veernet_pipeline.synthetic.sizes import archive_sizes, draw_size, sizes_digest
+from veernet_pipeline.synthetic.splits import SPLITS, instance_splits, wells_by_split
 
 logger = logging.getLogger(__name__)
 
-SPLITS = ("train", "val", "test")
+INDEX_FILE = "index.parquet"
+REJECTIONS_FILE = "rejections.parquet"
 INDEX_COLUMNS = ["id", "image", "mask", "calibration", "las", "width", "height", "well", "split", "n_curves"]
+FILE_COLUMNS = ("image", "mask", "calibration", "las")
+REJECTION_COLUMNS = ["id", "reason_code", "reason", "width", "height", "well", "split"]
 # Each set renders from its own stream so the two sets never share an instance.
 SET_SEED_OFFSETS = {"binary": 0, "multiclass": 1}
-_WELL_SPLIT_STREAM = 7
-_INSTANCE_SPLIT_STREAM = 8
 PREVIEW_COLUMNS = 1200
-
-
-def assign_well_splits(names: list[str], splits: SplitParams, seed: int) -> dict[str, str]:
-    """Partition well names into train/val/test in the given shares (at least one train well)."""
-    order = np.random.default_rng([seed, _WELL_SPLIT_STREAM]).permutation(len(names))
-    n_val, n_test = _counts(len(names), splits)
-    ordered = [sorted(names)[i] for i in order]
-    return {name: ("val" if k < n_val else "test" if k < n_val + n_test else "train") for k, name in enumerate(ordered)}
-
-
-def instance_splits(count: int, splits: SplitParams, seed: int) -> list[str]:
-    """The split of each instance index of a set, in the given shares. Shape: (count,)."""
-    n_val, n_test = _counts(count, splits)
-    labels = ["val"] * n_val + ["test"] * n_test + ["train"] * (count - n_val - n_test)
-    result = [""] * count
-    for label, index in zip(labels, np.random.default_rng([seed, _INSTANCE_SPLIT_STREAM]).permutation(count),
-                            strict=True):
-        result[int(index)] = label
-    return result
-
-
-def _counts(n: int, splits: SplitParams) -> tuple[int, int]:
-    n_val, n_test = round(splits.val * n), round(splits.test * n)
-    # Keep at least one item for training; shrink val then test until there is one.
-    while n_val + n_test >= n and n_val + n_test > 0:
-        if n_val >= n_test:
-            n_val -= 1
-        else:
-            n_test -= 1
-    return n_val, n_test
-
-
-def wells_by_split(wells: list[Well], splits: SplitParams, seed: int) -> dict[str, list[Well]]:
-    """The source wells of each split."""
-    assignment = assign_well_splits([w.name for w in wells], splits, seed)
-    return {split: [w for w in wells if assignment[w.name] == split] for split in SPLITS}
+PREVIEW_TITLE_PX = 22
+PREVIEW_GAP_PX = 10
+PREVIEW_COLOURS = {1: (220, 0, 0), 2: (0, 80, 255)}
+# Modules whose code decides an instance's bytes: a change makes earlier instances stale for resuming.
+_IO_MODULES = ("calibration.py", "las.py", "tiff.py")
 
 
 def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog, binary: bool) -> dict[str, object]:
@@ -90,57 +71,187 @@ def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog, binary: b
     return {"id": instance_id, **names, "width": width, "height": height, "well": log.well}
 
 
+@dataclass(frozen=True, eq=False)
+class SetJob:
+    """Everything needed to make any candidate of one set; pickled once to each worker.
+
+    Shape:
+        sizes: (N, 2) archive (height, width) pairs, or None for uniform sizes.
+    """
+
+    name: str
+    set_dir: Path
+    seed: int
+    split_seed: int
+    params: SynthesizeParams
+    las_source: str
+    splits: tuple[str, ...]
+    binary: bool
+    bounds: ValidateParams | None
+    sizes: np.ndarray | None
+    key: str
+
+
+class CandidateMaker:
+    """Renders, checks and writes candidate i of a set from (seed, i); loads the wells once per process."""
+
+    def __init__(self, job: SetJob) -> None:
+        self.job = job
+        self._pools: dict[str, list[Well]] | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        # Workers load their own wells (prepare) rather than receive them pickled.
+        return {"job": self.job, "_pools": None}
+
+    def prepare(self) -> None:
+        """Load the wells and partition them by split."""
+        if self._pools is None:
+            wells = load_wells(self.job.las_source)
+            self._pools = wells_by_split(wells, self.job.params.splits, self.job.split_seed)
+
+    def __call__(self, index: int) -> Candidate:
+        """Make candidate `index`: its files (when valid) and its record."""
+        self.prepare()
+        job, instance_id, split = self.job, candidate_id(index), self.job.splits[index]
+        n_curves = 1 + index % 2 if job.binary else 2
+        log = render_instance(job.seed, index, job.params, self._pools[split], n_curves,
+                              size=draw_size(job.seed, index, job.sizes))
+        height, width = log.image.shape
+        row: dict[str, object] = {"id": instance_id, "width": width, "height": height, "well": log.well,
+                                  "split": split, "n_curves": n_curves}
+        verdict = (check_candidate(instance_id, log, job.bounds) if job.bounds is not None
+                   else Verdict("", "", pixel_digest(log.image)))
+        files: tuple[str, ...] = ()
+        if not verdict.reason_code:
+            row.update(write_instance(job.set_dir, instance_id, log, job.binary))
+            files = tuple(str(row[column]) for column in FILE_COLUMNS)
+        candidate = Candidate(instance_id, job.key, row, files, verdict.reason_code, verdict.reason, verdict.sha256)
+        write_record(job.set_dir, candidate)
+        return candidate
+
+
+def _digest(payload: object) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _code_digest() -> str:
+    here = Path(__file__).parent
+    files = sorted(here.glob("*.py")) + [here.parent / "io" / name for name in _IO_MODULES]
+    return _digest([(f.name, hashlib.sha256(f.read_bytes()).hexdigest()) for f in files])
+
+
+def _wells_digest(wells: list[Well]) -> str:
+    sha = hashlib.sha256()
+    for well in wells:
+        sha.update(well.name.encode() + well.depth.tobytes())
+        for mnemonic in sorted(well.curves):
+            sha.update(mnemonic.encode() + well.curves[mnemonic].tobytes())
+    return sha.hexdigest()[:16]
+
+
+def generation_key(settings: Settings, name: str, wells: list[Well], sizes: np.ndarray | None) -> str:
+    """Identity of everything that decides a candidate's bytes and verdict in set `name`.
+
+    Excluded: `workers` (parallel equals serial) and how many are kept, so a larger
+    `multiclass_count` or another worker count resumes instead of starting over.
+    """
+    params = settings.section("synthesize")
+    for key in ("workers", "multiclass_count", "multiclass_generated" if name == "binary" else "binary_count"):
+        params.pop(key)
+    return _digest({"version": __version__, "code": _code_digest(), "set": name, "seed": settings.seed,
+                    "params": params, "wells": _wells_digest(wells), "sizes": sizes_digest(sizes),
+                    "validate": settings.section("validate") if name == "multiclass" else None})
+
+
+def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
 def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
-    """Write the binary and multiclass sets under `paths.synthetic`.
+    """Write (or complete) the binary and multiclass sets under `paths.synthetic`.
 
     Returns:
-        Instance counts per split for each set, e.g. {"binary": {"train": 4, "val": 1, "test": 1}, ...}.
+        Per set, kept instances per split (e.g. {"binary": {"train": 4, "val": 1, "test": 1}}), and
+        under "<set>_candidates" the candidate accounting: generated, kept, rejected, not_needed,
+        rendered, reused.
+
+    Raises:
+        ValueError: fewer than `multiclass_count` candidates passed; the message says how to fix params.
+        FileNotFoundError: `size_source` is archive and the validated scans are missing.
     """
     params = settings.synthesize
-    source = settings.paths.las_source
-    wells = load_wells(str(settings.path("las_source")) if source else "")
-    pools = wells_by_split(wells, params.splits, settings.seed)
-    root = settings.path("synthetic")
+    source = str(settings.path("las_source")) if settings.paths.las_source else ""
+    wells = load_wells(source)
+    sizes = archive_sizes(settings.path("validated")) if params.size_source == "archive" else None
     counts: dict[str, dict[str, int]] = {}
-    for name, count in (("binary", params.binary_count), ("multiclass", params.multiclass_count)):
+    for name, count, generated in (("binary", params.binary_count, params.binary_count),
+                                   ("multiclass", params.multiclass_count, params.multiclass_generated)):
         seed = settings.seed + SET_SEED_OFFSETS[name]
-        splits = instance_splits(count, params.splits, seed)
-        rows = []
-        with atomic_dir(root / name) as tmp:
-            for index in progress(range(count), desc=f"synthesize {name}", unit="log"):
-                n_curves = 2 if name == "multiclass" else 1 + index % 2
-                log = render_instance(seed, index, params, pools[splits[index]], n_curves)
-                row = write_instance(tmp, f"{index:06d}", log, binary=name == "binary")
-                rows.append({**row, "split": splits[index], "n_curves": n_curves})
-            index_df = pd.DataFrame(rows, columns=INDEX_COLUMNS)
-            with atomic_path(tmp / "index.parquet") as path:
-                index_df.to_parquet(path, index=False)
-        tally = Counter(splits)
+        set_dir = settings.path("synthetic") / name
+        # The index describes a complete set only; it is rebuilt once this run completes.
+        (set_dir / INDEX_FILE).unlink(missing_ok=True)
+        job = SetJob(name, set_dir, seed, settings.seed, params, source,
+                     tuple(instance_splits(generated, params.splits, seed)), name == "binary",
+                     settings.validate_ if name == "multiclass" else None, sizes,
+                     generation_key(settings, name, wells, sizes))
+        outcome = generate_set(set_dir, CandidateMaker(job), job.key, count, generated, params.workers,
+                               f"synthesize {name}")
+        rejections = [{**c.row, "reason_code": c.reason_code, "reason": c.reason} for c in outcome.rejected]
+        _write_parquet(set_dir / REJECTIONS_FILE, pd.DataFrame(rejections, columns=REJECTION_COLUMNS))
+        if len(outcome.kept) < count:
+            raise ValueError(_too_few_message(set_dir, name, count, outcome.counts(), outcome.rejected))
+        _write_parquet(set_dir / INDEX_FILE, pd.DataFrame([c.row for c in outcome.kept], columns=INDEX_COLUMNS))
+        tally = Counter(str(c.row["split"]) for c in outcome.kept)
         counts[name] = {split: int(tally.get(split, 0)) for split in SPLITS}
-        logger.info("synthesized %s: %s", name, counts[name])
+        counts[f"{name}_candidates"] = outcome.counts()
+        logger.info("synthesized %s: %s, candidates %s", name, counts[name], counts[f"{name}_candidates"])
     return counts
 
 
-def preview_sheet(set_dir: Path, out_png: Path, n: int = 6) -> None:
-    """Contact sheet of the first `n` instances of a set: image with curve A red, curve B blue.
+def _too_few_message(set_dir: Path, name: str, count: int, tally: dict[str, int], rejected: list[Candidate]) -> str:
+    reasons = dict(Counter(c.reason_code for c in rejected))
+    needed = math.ceil(1.1 * count * tally["generated"] / max(tally["kept"], 1))
+    fix = (f"raise synthesize.multiclass_generated to about {needed} or lower synthesize.multiclass_count"
+           if name == "multiclass" else "lower synthesize.binary_count")
+    return (f"{set_dir}: only {tally['kept']} of {tally['generated']} {name} candidates passed validation, "
+            f"{count} are needed (rejected by reason: {reasons}; each one is listed in {set_dir / REJECTIONS_FILE}). "
+            f"Fix: {fix} in params.yaml; if sizes are rejected, make synthesize.width/height (or the archive's "
+            "sizes) fit validate.width/height")
 
-    Each row shows the first `PREVIEW_COLUMNS` columns, about one column per output pixel, so a
-    1-px trace is not lost to downsampling.
+
+def preview_sheet(set_dir: Path, out_png: Path, n: int = 6, columns: int = PREVIEW_COLUMNS) -> None:
+    """Contact sheet of the first `n` instances of a set, at native pixels (one image pixel = one PNG pixel).
+
+    Per instance: a title line, the first `columns` columns of the image as stored, and below it
+    the same crop with the mask overlaid (paper faded, curve A red, curve B blue), so a 1-px trace
+    and its label can be compared pixel for pixel.
     """
-    index = pd.read_parquet(Path(set_dir) / "index.parquet").head(n)
+    index = pd.read_parquet(Path(set_dir) / INDEX_FILE).head(n)
     if index.empty:
-        raise ValueError(f"{set_dir}/index.parquet lists no instances; run synthesize first")
-    fig = Figure(figsize=(PREVIEW_COLUMNS / 100, 2.8 * len(index)), dpi=100)
-    for k, row in enumerate(index.itertuples()):
-        image = tifffile.imread(Path(set_dir) / row.image)[:, :PREVIEW_COLUMNS]
-        mask = tifffile.imread(Path(set_dir) / row.mask)[:, :PREVIEW_COLUMNS]
-        rgb = np.repeat(image[..., None], 3, axis=2)
-        rgb[mask == 1] = (200, 0, 0)
-        rgb[mask == 2] = (0, 60, 220)
-        ax = fig.add_subplot(len(index), 1, k + 1)
-        ax.imshow(rgb, aspect="auto", interpolation="antialiased")
-        ax.set_title(f"{row.id}  {row.well}  {row.split}  {row.width}x{row.height}", fontsize=8, loc="left")
-        ax.set_axis_off()
-    fig.tight_layout()
+        raise ValueError(f"{set_dir}/{INDEX_FILE} lists no instances; run `veernet synthesize` first")
+    panels = []
+    for row in index.itertuples():
+        image = tifffile.imread(Path(set_dir) / row.image)[:, :columns]
+        mask = tifffile.imread(Path(set_dir) / row.mask)[:, :columns]
+        scan = np.repeat(image[..., None], 3, axis=2)
+        # Fade the scan towards white so the label colours stand out against the grid.
+        overlay = (255 - (255 - scan.astype(np.float32)) * 0.35).astype(np.uint8)
+        for cls, colour in PREVIEW_COLOURS.items():
+            overlay[mask == cls] = colour
+        title = (f"{row.id}  well {row.well}  split {row.split}  {row.width} x {row.height} px  "
+                 f"(columns 0-{image.shape[1] - 1}; below: mask, curve A red, curve B blue)")
+        panels.append((title, np.concatenate([scan, overlay], axis=0)))
+    width = max(panel.shape[1] for _, panel in panels)
+    height = sum(PREVIEW_TITLE_PX + panel.shape[0] + PREVIEW_GAP_PX for _, panel in panels)
+    canvas = np.full((height, width, 3), 255, dtype=np.uint8)
+    fig = Figure(figsize=(width / 100, height / 100), dpi=100)
+    top = 0
+    for title, panel in panels:
+        fig.text(4 / width, 1 - (top + PREVIEW_TITLE_PX - 7) / height, title, fontsize=9, family="monospace")
+        top += PREVIEW_TITLE_PX
+        canvas[top : top + panel.shape[0], : panel.shape[1]] = panel
+        top += panel.shape[0] + PREVIEW_GAP_PX
+    fig.figimage(canvas, 0, 0, origin="upper", zorder=0)
     with atomic_path(out_png) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", dpi=100)

@@ -1,20 +1,22 @@
 """Render one synthetic track strip: image, exact mask, calibration and the native curve samples.
 
-Geometry follows the calibration contract exactly. The depth window runs from the first to the last
-native sample of the window, so column x sits at depth ``top + (x + 0.5) * (bottom - top) / W``
-and the curve value there is the linear interpolation of the native samples; its subpixel row is
-``calibration.value_to_row(value)``. Rows outside the track are clipped to the edge row (the LAS
-keeps the true value; wrap-around backup scales come later).
+Geometry follows the calibration contract exactly (see `strokes` for the row of a curve in a column,
+including backup-scale wrap and skew). Layers, in drawing order, into one ink layer (uint8, 255 = no
+ink) and the mask:
 
-Ink and mask come from one boolean layer per curve, so the mask labels exactly the drawn ink:
-the per-column rows are rounded, each column gets the vertical run from its row halfway towards
-both neighbours' rows (steep stretches stay 8-connected), curve B is cut into dashes along its arc
-length (a dash is decided per column, so a one-column jump is inked or skipped whole), then the
-runs are thickened to the line width over neighbouring columns and rows. The image
-is darkened where a layer is set and the mask gets the class id there; curves are drawn in order,
-so at a crossing the later curve (B, class 2) owns the shared pixels. Noise is added to the image
-only, after the mask is fixed.
+1. grid (`grid`), depth numbers on white backings and shaded flags (`text`);
+2. the curves, A then B (`strokes`, styles from `styles`): each sets the ink to its gray where it is
+   darker and the mask to its class. **Crossing rule: the later curve owns a shared pixel**, so where
+   A and B both put ink the mask says B (class 2);
+3. header boxes (`text`): white boxes that blank ink and mask, then their border and text;
+4. outside a skewed track nothing is printed.
 
+Then the scan artefacts (`artefacts`). The mask is fixed before them and never moves, with one
+exception that keeps "each mask pixel belongs to the curve whose ink is there" true: in a bilevel
+instance a curve pixel the threshold turned white (faded ink, noise, a dropout) is no longer labelled.
+
+Random streams: (seed, index) draws the size, the window and the scales; (seed, index, k) streams
+draw styles, layout, skew and each artefact, so changing one artefact's params changes nothing else.
 Everything is drawn at native size; nothing is resized.
 """
 
@@ -26,10 +28,17 @@ import numpy as np
 
 from veernet_pipeline.config import SynthesizeParams
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.synthetic.curves import Well, choose_scale, procedural_window, window
+from veernet_pipeline.synthetic import artefacts as art
+from veernet_pipeline.synthetic.curves import Well, procedural_window, window
+from veernet_pipeline.synthetic.grid import clear_outside_track, draw_grid
+from veernet_pipeline.synthetic.scales import choose_scale
+from veernet_pipeline.synthetic.strokes import drawn_rows, stroke_pixels, track_top
+from veernet_pipeline.synthetic.styles import choose_styles
+from veernet_pipeline.synthetic.text import FONT_FILES, draw_depth_numbers, draw_flags, draw_header_box, header_lines
 
-MINOR_GRID_PX = (8.0, 12.0)
-MAJOR_EVERY = 5
+# Sub-stream ids of np.random.default_rng([seed, index, id]).
+STYLE_STREAM, LAYOUT_STREAM, SKEW_STREAM, ARTEFACT_STREAM = 1, 2, 3, 4
+ARTEFACTS = ("paper", "illumination", "blur", "noise", "speckle", "jpeg", "bilevel")
 
 
 @dataclass(frozen=True)
@@ -50,87 +59,71 @@ class SyntheticLog:
     mnemonics: tuple[str, ...]
     units: tuple[str, ...]
     line_widths: tuple[int, ...]
+    styles: tuple[str, ...] = ()
+    artefacts: tuple[str, ...] = ()
 
 
-def curve_rows(calibration: Calibration, depth: np.ndarray, values: np.ndarray, width: int, height: int,
-               curve: int) -> np.ndarray:
-    """Integer row of a curve in each column, clipped to the track. Shape: (W,) int64.
-
-    The same computation a reader of the LAS and the sidecar would do: interpolate the native
-    samples at the column depths, map through the curve's scale, clip, round to the nearest row.
-    """
-    at_columns = np.interp(calibration.column_depths(width), depth, values)
-    rows = calibration.value_to_row(at_columns, height, curve)
-    return np.rint(np.clip(rows, 0.0, height - 1.0)).astype(np.int64)
+def _skew(width: int, params: SynthesizeParams, rng: np.random.Generator) -> tuple[float, float]:
+    angle = art.decide(params.artefacts.skew, rng)
+    sign = 1.0 if rng.random() < 0.5 else -1.0
+    pivot = round(float(rng.uniform(0.3, 0.7)) * width, 1)
+    return (0.0, 0.0) if angle is None else (sign * round(angle, 4), pivot)
 
 
-def curve_layer(rows: np.ndarray, height: int, line_width: int, dash: tuple[int, int] | None = None,
-                dash_phase: float = 0.0) -> np.ndarray:
-    """Boolean ink layer of one curve.
-
-    Args:
-        rows: integer row per column, within [0, height).
-        height: image height H.
-        line_width: ink thickness in px (>= 1).
-        dash: (ink, gap) lengths in px along the curve, or None for a solid line.
-        dash_phase: offset into the dash pattern, px.
-
-    Returns:
-        (H, W) bool, True where the curve puts ink.
-    """
-    rows = rows.astype(np.int64)
-    prev = np.concatenate((rows[:1], rows[:-1]))
-    nxt = np.concatenate((rows[1:], rows[-1:]))
-    mid_prev, mid_next = (rows + prev) / 2.0, (rows + nxt) / 2.0
-    low = np.minimum(rows, np.ceil(np.minimum(mid_prev, mid_next))).astype(np.int64)
-    high = np.maximum(rows, np.floor(np.maximum(mid_prev, mid_next))).astype(np.int64)
-    if dash is not None:
-        arc = np.concatenate(([0.0], np.cumsum(np.hypot(1.0, np.diff(rows)))))
-        off = np.mod(arc + dash_phase, dash[0] + dash[1]) >= dash[0]
-        low[off], high[off] = height, -1
-    # A pixel thickens to columns x-before..x+after and rows y-before..y+after.
-    before, after = (line_width - 1) // 2, line_width // 2
-    width = rows.size
-    thick_low, thick_high = low.copy(), high.copy()
-    for dx in range(-after, before + 1):
-        if dx == 0:
-            continue
-        src = slice(max(dx, 0), width + min(dx, 0))
-        dst = slice(max(-dx, 0), width - max(dx, 0))
-        thick_low[dst] = np.minimum(thick_low[dst], low[src])
-        thick_high[dst] = np.maximum(thick_high[dst], high[src])
-    empty = thick_low > thick_high
-    thick_low = np.clip(thick_low - before, 0, height - 1)
-    thick_high = np.clip(thick_high + after, 0, height - 1)
-    thick_low[empty], thick_high[empty] = height, -1
-    y = np.arange(height)[:, None]
-    return (y >= thick_low[None, :]) & (y <= thick_high[None, :])
+def _layout(ink: np.ndarray, calibration: Calibration, top: np.ndarray, params: SynthesizeParams,
+            rng: np.random.Generator) -> tuple[int, int, float]:
+    """Grid, depth numbers and flags; returns the instance's (font, font size, print gray) for its boxes."""
+    width = ink.shape[1]
+    numbered = draw_grid(ink, calibration, top, params, rng)
+    font = int(rng.integers(len(FONT_FILES)))
+    size = int(rng.integers(params.text.font_px.min, params.text.font_px.max + 1))
+    gray = float(rng.uniform(params.ink.min, params.ink.max))
+    if rng.random() < params.text.depth_numbers:
+        draw_depth_numbers(ink, numbered, top, size, font, gray, rng)
+    draw_flags(ink, int(rng.poisson(params.text.flags_per_10k * width / 10_000.0)), top, gray, rng)
+    return font, size, gray
 
 
-def _draw_grid(image: np.ndarray, rng: np.random.Generator) -> None:
-    height, width = image.shape
-    spacing = rng.uniform(*MINOR_GRID_PX)
-    columns = np.rint(np.arange(rng.uniform(0.0, spacing), width, spacing)).astype(np.int64)
-    columns = columns[columns < width]
-    major = columns[int(rng.integers(MAJOR_EVERY)) :: MAJOR_EVERY]
-    minor_gray, major_gray, value_gray = rng.uniform(195, 225), rng.uniform(130, 175), rng.uniform(160, 200)
-    image[:, columns] = np.minimum(image[:, columns], minor_gray)
-    image[:, major] = np.minimum(image[:, major], major_gray)
-    divisions = int(rng.integers(4, 11))
-    value_rows = np.rint(np.arange(1, divisions) * height / divisions).astype(np.int64)
-    image[value_rows, :] = np.minimum(image[value_rows, :], value_gray)
-    image[[0, height - 1], :] = np.minimum(image[[0, height - 1], :], major_gray)
+def _scan(ink: np.ndarray, mask: np.ndarray, params: SynthesizeParams, seed: int,
+          index: int) -> tuple[np.ndarray, list[str]]:
+    rngs = {name: np.random.default_rng([seed, index, ARTEFACT_STREAM, k]) for k, name in enumerate(ARTEFACTS)}
+    found = params.artefacts
+    image, applied = art.paper_and_ink(ink, found.paper, found.illumination, [rngs["paper"], rngs["illumination"]])
+    side = art.decide(found.blur, rngs["blur"])
+    if side is not None:
+        art.blur(image, side)
+        applied.append("blur")
+    if params.noise_std > 0:
+        art.add_noise(image, params.noise_std * float(rngs["noise"].uniform(0.25, 1.0)), rngs["noise"])
+        applied.append("noise")
+    density = art.decide(found.speckle, rngs["speckle"])
+    if density is not None:
+        art.speckle(image, density, rngs["speckle"])
+        applied.append("speckle")
+    gray = art.quantise(image)
+    threshold = art.decide(found.bilevel, rngs["bilevel"])
+    quality = art.decide(found.jpeg, rngs["jpeg"])
+    if threshold is not None:
+        gray = art.bilevel(gray, threshold)
+        mask[(mask > 0) & (gray > 0)] = 0
+        applied.append("bilevel")
+    elif quality is not None:
+        gray = art.jpeg(gray, round(quality))
+        applied.append("jpeg")
+    return gray, applied
 
 
-def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list[Well], n_curves: int) -> SyntheticLog:
+def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list[Well], n_curves: int,
+                    size: tuple[int, int] | None = None) -> SyntheticLog:
     """Render instance `index` of the stream `seed`; the same arguments give the same bytes.
 
     Args:
         seed: stream seed (the set's seed).
         index: instance index within the stream.
-        params: synthesize parameters (sizes, shares, line width, noise, dash).
+        params: synthesize parameters (sizes, scales, styles, grid, text, artefacts).
         wells: source wells; empty means every instance is procedural.
-        n_curves: 1 or 2 curves in the track (curve A solid, curve B dashed).
+        n_curves: 1 or 2 curves in the track (curve A solid; curve B broken or thinner).
+        size: (height, width) to render at; None draws both uniformly from params.
 
     Returns:
         The instance; `values` are the window's native samples, the ground truth for its LAS.
@@ -140,30 +133,38 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
     rng = np.random.default_rng([seed, index])
     height = int(rng.integers(params.height.min, params.height.max + 1))
     width = int(rng.integers(params.width.min, params.width.max + 1))
+    if size is not None:
+        height, width = int(size[0]), int(size[1])
     procedural = not wells or rng.random() < params.procedural_share
     picked = None if procedural else window(wells, n_curves, width, rng)
     if picked is None:
         picked = procedural_window(n_curves, width, rng)
     curves = zip(picked.mnemonics, picked.units, picked.values, strict=True)
     scales = tuple(choose_scale(m, u, v, rng, params) for m, u, v in curves)
+    skew_deg, pivot = _skew(width, params, np.random.default_rng([seed, index, SKEW_STREAM]))
     calibration = Calibration(float(picked.depth[0]), float(picked.depth[-1]), picked.depth_unit, scales,
-                              dict(picked.header))
+                              dict(picked.header), skew_deg=skew_deg, skew_pivot=pivot)
 
-    image = np.full((height, width), rng.uniform(235.0, 255.0), dtype=np.float32)
-    _draw_grid(image, rng)
+    top = track_top(calibration, width)
+    layout_rng = np.random.default_rng([seed, index, LAYOUT_STREAM])
+    ink = np.full((height, width), 255, dtype=np.uint8)
+    font, font_px, print_gray = _layout(ink, calibration, top, params, layout_rng)
     mask = np.zeros((height, width), dtype=np.uint8)
-    line_widths = []
-    for curve, values in enumerate(picked.values):
-        line_width = int(rng.integers(params.line_width.min, params.line_width.max + 1))
-        dash = (params.dash.ink, params.dash.gap) if curve == 1 else None
-        rows = curve_rows(calibration, picked.depth, values, width, height, curve)
-        layer = curve_layer(rows, height, line_width, dash, float(rng.uniform(0, params.dash.ink + params.dash.gap)))
-        np.minimum(image, rng.uniform(0.0, 50.0), out=image, where=layer)
-        mask[layer] = curve + 1
-        line_widths.append(line_width)
-    image += rng.standard_normal((height, width), dtype=np.float32) * np.float32(params.noise_std)
+    styles = choose_styles(n_curves, width, params, np.random.default_rng([seed, index, STYLE_STREAM]))
+    for curve, (values, style) in enumerate(zip(picked.values, styles, strict=True)):
+        rows, wraps = drawn_rows(calibration, picked.depth, values, width, height, curve)
+        ys, xs, grays = stroke_pixels(rows, wraps, top, height, style)
+        ink[ys, xs] = np.minimum(ink[ys, xs], grays.astype(np.uint8))
+        mask[ys, xs] = curve + 1
+    scale_ends = [(c.top_value, c.bottom_value) for c in scales]
+    for _ in range(int(layout_rng.poisson(params.text.headers_per_10k * width / 10_000.0))):
+        lines = header_lines(picked.mnemonics, picked.units, scale_ends, layout_rng)
+        ys, xs = draw_header_box(ink, lines, top, font_px, font, print_gray, layout_rng)
+        mask[ys, xs] = 0
+    clear_outside_track(ink, top)
+    image, applied = _scan(ink, mask, params, seed, index)
     return SyntheticLog(
-        image=np.clip(np.rint(image), 0, 255).astype(np.uint8),
+        image=image,
         mask=mask,
         calibration=calibration,
         depth=picked.depth,
@@ -171,5 +172,7 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
         well=picked.well,
         mnemonics=picked.mnemonics,
         units=picked.units,
-        line_widths=tuple(line_widths),
+        line_widths=tuple(s.width for s in styles),
+        styles=tuple(s.name for s in styles),
+        artefacts=tuple(applied) + (("skew",) if skew_deg else ()),
     )

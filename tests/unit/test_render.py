@@ -1,0 +1,290 @@
+"""Rendering: exact labels (redrawn from the written LAS and sidecar), determinism, styles and artefacts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from veernet_pipeline.config import SynthesizeParams, load_settings
+from veernet_pipeline.io.calibration import Calibration, CalibrationError
+from veernet_pipeline.io.las import LasCurve, read_curves, write_las
+from veernet_pipeline.synthetic import artefacts, text
+from veernet_pipeline.synthetic.curves import Well, load_wells
+from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
+from veernet_pipeline.synthetic.styles import B_STYLES, BROKEN
+
+PARAMS = Path(__file__).parents[2] / "params.yaml"
+ALL_ARTEFACTS = ("paper", "illumination", "blur", "speckle", "jpeg", "skew", "bilevel")
+# Nothing but grid, text and curves: every artefact and every stretch off.
+CLEAN = (*(f"synthesize.artefacts.{a}.share=0" for a in ALL_ARTEFACTS), "synthesize.noise_std=0",
+         "synthesize.gaps.share=0", "synthesize.fades.share=0", "synthesize.text.headers_per_10k=0")
+# Curves whose every centre pixel must carry a label: solid A, thin solid B, no pen skips, no boxes.
+SOLID = (*CLEAN, "synthesize.styles={dashed: 0, dotted: 0, long_dash: 0, dash_dot: 0, thin_solid: 1}")
+
+
+def _params(*overrides: str) -> SynthesizeParams:
+    return load_settings(PARAMS, profile="test", overrides=list(overrides)).synthesize
+
+
+@pytest.fixture(scope="module")
+def wells() -> list[Well]:
+    return load_wells("")
+
+
+def _write(folder: Path, name: str, log: SyntheticLog) -> tuple[Path, Path]:
+    las, calib = folder / f"{name}.las", folder / f"{name}.calib.json"
+    curves = [LasCurve(m, u, v) for m, u, v in zip(log.mnemonics, log.units, log.values, strict=True)]
+    write_las(las, log.depth, log.calibration.depth_unit, curves, log.calibration.well, ["test"])
+    log.calibration.write(calib)
+    return las, calib
+
+
+def _redraw(las: Path, calib: Path, height: int, width: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Centre pixel row and wrap count of each curve per column, from the files and the documented contract."""
+    depth, curves, _ = read_curves(las)
+    data = json.loads(calib.read_text())
+    x = np.arange(width)
+    at = data["depth"]["top"] + (x + 0.5) * (data["depth"]["bottom"] - data["depth"]["top"]) / width
+    skew = data.get("skew", {"angle_deg": 0.0, "pivot_column": 0.0})
+    offset = np.tan(np.radians(skew["angle_deg"])) * (x - skew["pivot_column"])
+    drawn = []
+    for curve in data["curves"]:
+        ends = np.array([curve["top_value"], curve["bottom_value"]])
+        values = np.interp(at, depth, curves[curve["mnemonic"]])
+        if curve["scale"] == "log":
+            ends, values = np.log10(ends), np.log10(values)
+        fraction = (values - ends[0]) / (ends[1] - ends[0])
+        limit = curve.get("backup", {}).get("max_wraps", 0)
+        wraps = np.clip(np.floor(fraction), -limit, limit)
+        rows = np.clip((fraction - wraps) * height - 0.5, 0, height - 1) + offset
+        drawn.append((np.floor(rows + 0.5).astype(np.int64), wraps.astype(np.int64)))
+    return drawn
+
+
+def _assert_in_band(mask: np.ndarray, label: int, rows: np.ndarray, wraps: np.ndarray, line_width: int) -> None:
+    # A labelled pixel comes from a run between neighbouring centre rows, thickened by the line width;
+    # next to a change of backup scale the run reaches the track edge, so those columns are not bounded.
+    reach = line_width + 1
+    lows = np.lib.stride_tricks.sliding_window_view(np.pad(rows, reach, mode="edge"), 2 * reach + 1)
+    frames = np.lib.stride_tricks.sliding_window_view(np.pad(wraps, reach, mode="edge"), 2 * reach + 1)
+    bounded = (frames == wraps[:, None]).all(axis=1)
+    ys, xs = np.nonzero(mask == label)
+    keep = bounded[xs]
+    assert (ys[keep] >= lows.min(axis=1)[xs[keep]] - line_width).all()
+    assert (ys[keep] <= lows.max(axis=1)[xs[keep]] + line_width).all()
+
+
+@pytest.mark.parametrize("overrides", [
+    (),
+    ("synthesize.backup_share=1", "synthesize.artefacts.bilevel.share=1"),
+    (*SOLID, "synthesize.backup_share=1", "synthesize.artefacts.skew.share=1",
+     "synthesize.artefacts.skew.strength={min: 1.0, max: 1.0}"),
+    (*SOLID, "synthesize.backup_share=1", "synthesize.log_scale_share=1", "synthesize.reversed_share=1"),
+    (*SOLID, "synthesize.backup_share=1", "synthesize.log_scale_share=0", "synthesize.reversed_share=0"),
+], ids=["defaults", "wrap-bilevel", "solid-wrap-skew", "solid-wrap-log-reversed", "solid-wrap-linear"])
+def test_mask_is_the_curves_redrawn_from_las_and_sidecar(tmp_path: Path, wells: list[Well],
+                                                         overrides: tuple[str, ...]) -> None:
+    params = _params(*overrides)
+    solid = "thin_solid=1" in " ".join(overrides)
+    wrapped = crossed = 0
+    for index in range(6):
+        log = render_instance(11, index, params, wells, 2)
+        height, width = log.mask.shape
+        las, calib = _write(tmp_path, f"i{index}", log)
+        drawn = _redraw(las, calib, height, width)
+        for curve, (rows, wraps) in enumerate(drawn):
+            _assert_in_band(log.mask, curve + 1, rows, wraps, log.line_widths[curve])
+            inside = (rows >= 0) & (rows < height)
+            labels = log.mask[rows[inside], np.arange(width)[inside]]
+            wrapped += int((wraps != 0).sum())
+            if solid:
+                # Crossing rule: B is drawn last and owns shared pixels, so B's centre is always B.
+                assert (labels == 2).all() if curve == 1 else np.isin(labels, (1, 2)).all(), (index, curve)
+                crossed += int((labels == 2).sum()) if curve == 0 else 0
+        if "bilevel" in log.artefacts:
+            assert set(np.unique(log.image)) <= {0, 255}
+            assert (log.image[log.mask > 0] == 0).all()
+        if "skew" in log.artefacts:
+            assert 0 < abs(json.loads(calib.read_text())["skew"]["angle_deg"]) <= 1.0
+    if "synthesize.backup_share=1" in overrides:
+        assert wrapped > 0
+    if solid:
+        assert crossed > 0
+
+
+def test_same_bytes_twice_and_alone(wells: list[Well]) -> None:
+    params = _params()
+    text.glyph.cache_clear()
+    text.text_alpha.cache_clear()
+    alone = render_instance(4, 3, params, wells, 2)
+    for index in range(4):
+        render_instance(4, index, params, wells, 2)
+    again = render_instance(4, 3, params, wells, 2)
+    assert alone.image.tobytes() == again.image.tobytes() and alone.mask.tobytes() == again.mask.tobytes()
+    assert alone.calibration.to_dict() == again.calibration.to_dict()
+    sized = render_instance(4, 3, params, wells, 2, size=(100, 400))
+    assert sized.image.shape == sized.mask.shape == (100, 400)
+    assert sized.image.tobytes() == render_instance(4, 3, params, wells, 2, size=(100, 400)).image.tobytes()
+
+
+def test_sizes_within_bounds(wells: list[Well]) -> None:
+    params = _params()
+    for index in range(8):
+        log = render_instance(6, index, params, wells, 1 + index % 2)
+        height, width = log.image.shape
+        assert params.height.min <= height <= params.height.max and params.width.min <= width <= params.width.max
+        assert log.image.dtype == log.mask.dtype == np.uint8 and log.mask.shape == log.image.shape
+        assert set(np.unique(log.mask)) <= {0, 1, 2}
+
+
+def _runs(flags: np.ndarray) -> np.ndarray:
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], flags.astype(np.int8), [0]))))
+    return edges[1::2] - edges[0::2]
+
+
+@pytest.mark.parametrize("style", B_STYLES)
+def test_every_curve_b_style_is_reachable(wells: list[Well], style: str) -> None:
+    weights = ", ".join(f"{name}: {int(name == style)}" for name in B_STYLES)
+    params = _params(*CLEAN, f"synthesize.styles={{{weights}}}", "synthesize.line_width={min: 1, max: 1}",
+                     "synthesize.procedural_share=1")
+    log = render_instance(2, 0, params, wells, 2, size=(128, 2000))
+    assert log.styles == ("solid", style)
+    b_runs = _runs((log.mask == 2).any(axis=0))
+    if style == "thin_solid":
+        assert log.line_widths[0] > log.line_widths[1] and b_runs.size <= 3
+    elif style == "dotted":
+        assert b_runs.size > 150 and np.median(b_runs) <= 4
+    elif style == "dashed":
+        assert b_runs.size > 40 and 8 <= np.median(b_runs) <= 30
+    elif style == "long_dash":
+        assert b_runs.size > 15 and np.median(b_runs) >= 25
+    else:
+        assert (b_runs <= 4).sum() > 20 and (b_runs >= 10).sum() > 20
+
+
+def test_thickness_ink_gaps_fades_and_solo_styles(wells: list[Well]) -> None:
+    base = (*CLEAN, "synthesize.procedural_share=1", "synthesize.solo_broken_share=0")
+    thick = render_instance(3, 0, _params(*base, "synthesize.line_width={min: 3, max: 3}"), wells, 1, size=(128, 800))
+    thin = render_instance(3, 0, _params(*base, "synthesize.line_width={min: 1, max: 1}"), wells, 1, size=(128, 800))
+    assert (thick.mask == 1).sum() > 2.5 * (thin.mask == 1).sum()
+    light = render_instance(3, 0, _params(*base, "synthesize.ink={min: 150, max: 150}"), wells, 1, size=(128, 800))
+    dark = render_instance(3, 0, _params(*base, "synthesize.ink={min: 0, max: 0}"), wells, 1, size=(128, 800))
+    assert light.image[light.mask == 1].mean() > dark.image[dark.mask == 1].mean() + 100
+    gaps = render_instance(3, 0, _params(*base, "synthesize.gaps={share: 1, per_10k: 100, length: {min: 20, max: 20}}"),
+                           wells, 1, size=(128, 800))
+    assert (gaps.mask == 1).any(axis=0).mean() < 0.97 < (thin.mask == 1).any(axis=0).mean()
+    fades = _params(*base, "synthesize.ink={min: 0, max: 0}", "synthesize.fade_gray={min: 140, max: 140}",
+                    "synthesize.fades={share: 1, per_10k: 100, length: {min: 50, max: 50}}")
+    faded = render_instance(3, 0, fades, wells, 1, size=(128, 800))
+    assert (faded.image[faded.mask == 1] > 100).sum() > 50 and (dark.image[dark.mask == 1] > 100).sum() == 0
+    for share, expected in ((1, set(BROKEN)), (0, {"solid"})):
+        solo = _params(*CLEAN, f"synthesize.solo_broken_share={share}")
+        assert {render_instance(3, i, solo, wells, 1).styles[0] for i in range(6)} <= expected
+
+
+def _with(artefact: str, strength: str = "") -> SynthesizeParams:
+    forced = [f"synthesize.artefacts.{artefact}.share=1"] + ([f"synthesize.artefacts.{artefact}.strength={strength}"]
+                                                              if strength else [])
+    return _params(*CLEAN, "synthesize.text.flags_per_10k=0", *forced)
+
+
+def test_every_artefact_is_reachable_and_switchable(wells: list[Well]) -> None:
+    def render(params: SynthesizeParams) -> SyntheticLog:
+        return render_instance(8, 1, params, wells, 2, size=(128, 1024))
+
+    plain = render(_params(*CLEAN, "synthesize.text.flags_per_10k=0"))
+    assert plain.artefacts == ()
+    paper = plain.image == plain.image.max()
+    assert paper.mean() > 0.5 and plain.image[paper].std() == 0
+    textured = render(_with("paper", "{min: 8, max: 8}"))
+    assert textured.artefacts == ("paper",) and textured.image[paper].std() > 3
+    lit = render(_with("illumination", "{min: 0.3, max: 0.3}"))
+    lit_paper = lit.image[paper].astype(float)
+    assert lit.artefacts == ("illumination",) and lit_paper.max() - lit_paper.min() > 20
+    noisy = render(_params(*CLEAN, "synthesize.text.flags_per_10k=0", "synthesize.noise_std=20"))
+    assert noisy.artefacts == ("noise",) and noisy.image[paper].std() > 3
+    blurred = render(_with("blur", "{min: 0.3, max: 0.3}"))
+    levels = np.abs(np.diff(blurred.image.astype(int), axis=1)).sum()
+    assert levels < np.abs(np.diff(plain.image.astype(int), axis=1)).sum() and (blurred.mask == plain.mask).all()
+    specks = render(_with("speckle", "{min: 0.01, max: 0.01}"))
+    assert ((specks.image < 100) & paper).sum() > 300 and ((plain.image < 100) & paper).sum() == 0
+    skewed = render(_with("skew", "{min: 0.8, max: 0.8}"))
+    angle = skewed.calibration.skew_deg
+    assert abs(angle) == 0.8 and skewed.calibration.to_dict()["skew"]["angle_deg"] == angle
+    # Curve A's mean row per column moves by the recorded skew offset.
+    offset = skewed.calibration.skew_offset(np.arange(1024))
+    both = (plain.mask == 1).any(axis=0) & (skewed.mask == 1).any(axis=0)
+    ys = np.arange(128)[:, None]
+    mean_rows = [((m == 1) * ys).sum(axis=0)[both] / (m == 1).sum(axis=0)[both] for m in (plain.mask, skewed.mask)]
+    assert both.mean() > 0.8 and np.abs(offset).max() > 5
+    assert np.median(np.abs(mean_rows[1] - mean_rows[0] - offset[both])) <= 1.0
+    fax = render(_with("bilevel", "{min: 128, max: 128}"))
+    assert set(np.unique(fax.image)) == {0, 255} and (fax.image[fax.mask > 0] == 0).all()
+
+
+def test_jpeg_leaves_8x8_blocks(wells: list[Well]) -> None:
+    params = _params(*CLEAN, "synthesize.noise_std=10", "synthesize.artefacts.jpeg.share=1",
+                     "synthesize.artefacts.jpeg.strength={min: 10, max: 10}")
+    coded = render_instance(9, 0, params, wells, 2, size=(128, 1024))
+    raw = render_instance(9, 0, _params(*CLEAN, "synthesize.noise_std=10"), wells, 2, size=(128, 1024))
+    assert coded.artefacts == ("noise", "jpeg")
+
+    def block_edge_ratio(image: np.ndarray) -> float:
+        steps = np.abs(np.diff(image.astype(float), axis=1)).mean(axis=0)
+        at_edges = np.arange(steps.size) % 8 == 7
+        return float(steps[at_edges].mean() / steps[~at_edges].mean())
+
+    assert block_edge_ratio(coded.image) > 1.3 > block_edge_ratio(raw.image)
+
+
+def test_banks_are_fixed_per_process() -> None:
+    first = artefacts.noise_bank()[:1000].copy()
+    artefacts.noise_bank.cache_clear()
+    assert (artefacts.noise_bank()[:1000] == first).all()
+    assert abs(float(artefacts.noise_bank()[:100_000].std()) - artefacts.BANK_UNIT) < 1.0
+
+
+@pytest.mark.parametrize(("scale", "top", "bottom"), [("linear", 0.0, 150.0), ("log", 0.2, 2000.0),
+                                                      ("linear", 150.0, 0.0), ("log", 2000.0, 0.2)])
+def test_calibration_wrap_round_trip(tmp_path: Path, scale: str, top: float, bottom: float) -> None:
+    sidecar = {"depth": {"top": 1000.0, "bottom": 1250.0, "unit": "FT"},
+               "curves": [{"mnemonic": "C", "unit": "U", "top_value": top, "bottom_value": bottom, "scale": scale,
+                           "backup": {"mode": "wrap", "max_wraps": 1}}],
+               "skew": {"angle_deg": -0.7, "pivot_column": 300.5}}
+    calibration = Calibration.from_dict(sidecar)
+    calibration.write(tmp_path / "a.calib.json")
+    assert Calibration.from_file(tmp_path / "a.calib.json") == calibration
+    assert calibration.to_dict()["curves"][0]["backup"] == {"mode": "wrap", "max_wraps": 1}
+    # Fractions from -1 to 2 (one backup each way) come back exactly; beyond them the row pegs at the edge.
+    # (Within half a pixel of an edge the row is clipped to the edge pixel's centre, so those are left out.)
+    fractions = np.concatenate([np.linspace(k + 0.01, k + 0.99, 50) for k in (-1, 0, 1)])
+    values = calibration.curves[0].fraction_to_value(fractions)
+    rows, wraps = calibration.value_to_drawn_row(values, 100, 0)
+    assert set(np.unique(wraps)) == {-1, 0, 1} and (rows >= 0).all() and (rows <= 99).all()
+    np.testing.assert_allclose(calibration.row_to_value(rows, 100, 0, wraps), values, rtol=1e-9)
+    beyond = calibration.curves[0].fraction_to_value(np.array([-1.5, 2.5]))
+    pegged, beyond_wraps = calibration.value_to_drawn_row(beyond, 100, 0)
+    assert pegged.tolist() == [0.0, 99.0] and beyond_wraps.tolist() == [-1, 1]
+    columns = np.arange(600)
+    image_rows = rows[:1] + calibration.skew_offset(columns)
+    np.testing.assert_allclose(calibration.image_rows_to_track(image_rows, columns), rows[0])
+    assert calibration.skew_offset(np.array([300.5]))[0] == 0.0 and calibration.skew_offset(np.array([600]))[0] < -3
+
+
+def test_calibration_without_extensions_reads_and_writes_as_before() -> None:
+    plain = {"depth": {"top": 1.0, "bottom": 2.0, "unit": "M"},
+             "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 0.0, "bottom_value": 150.0, "scale": "linear"}],
+             "well": {}}
+    calibration = Calibration.from_dict(plain)
+    assert calibration.curves[0].backup_wraps == 0 and calibration.skew_deg == 0.0
+    assert calibration.to_dict() == plain
+    rows, wraps = calibration.value_to_drawn_row(np.array([-75.0, 75.0, 300.0]), 100, 0)
+    assert rows.tolist() == [0.0, 49.5, 99.0] and not wraps.any()
+    for bad in ({"mode": "clip"}, "wrap"):
+        with pytest.raises(CalibrationError, match="backup"):
+            Calibration.from_dict({**plain, "curves": [{**plain["curves"][0], "backup": bad}]}, source="x.calib.json")
+    with pytest.raises(CalibrationError, match="skew"):
+        Calibration.from_dict({**plain, "skew": {"angle_deg": 60.0, "pivot_column": 0.0}})

@@ -1,0 +1,178 @@
+"""Synthetic sets at scale: candidate accounting, first-valid-by-index, resume, parallel, archive sizes, preview."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import tifffile
+from matplotlib.image import imread
+
+from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.synthetic.checks import LABEL_COVERAGE, LABEL_INVISIBLE, check_candidate, label_reason
+from veernet_pipeline.synthetic.curves import load_wells
+from veernet_pipeline.synthetic.dataset import (
+    INDEX_FILE,
+    PREVIEW_TITLE_PX,
+    REJECTIONS_FILE,
+    SET_SEED_OFFSETS,
+    preview_sheet,
+    synthesize_sets,
+)
+from veernet_pipeline.synthetic.render import render_instance
+from veernet_pipeline.synthetic.sizes import draw_size
+from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
+
+PARAMS = Path(__file__).parents[2] / "params.yaml"
+# Validation narrower than the test profile's sizes (width 320-640), so about half the candidates fail it.
+NARROW = "validate.width={min: 320, max: 480}"
+
+
+def _settings(folder: Path, *overrides: str) -> Settings:
+    return load_settings(PARAMS, profile="test", overrides=[
+        f"paths.synthetic={folder / 'synthetic'}", f"paths.validated={folder / 'validated'}",
+        "synthesize.binary_count=2", *overrides])
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_keeps_the_first_valid_candidates_and_accounts_for_every_one(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, NARROW, "synthesize.multiclass_count=4", "synthesize.multiclass_generated=12")
+    counts = synthesize_sets(settings)
+    tally = counts["multiclass_candidates"]
+    assert tally["generated"] == 12 == tally["kept"] + tally["rejected"] + tally["not_needed"]
+    assert tally["rendered"] == tally["kept"] + tally["rejected"] and tally["reused"] == 0
+
+    # The verdict of every candidate, each rendered alone from (seed, i).
+    params, seed = settings.synthesize, settings.seed + SET_SEED_OFFSETS["multiclass"]
+    pools = wells_by_split(load_wells(""), params.splits, settings.seed)
+    splits = instance_splits(12, params.splits, seed)
+    valid = [i for i in range(12)
+             if not check_candidate(f"{i:06d}", render_instance(seed, i, params, pools[splits[i]], 2),
+                                    settings.validate_).reason_code]
+    set_dir = settings.path("synthetic") / "multiclass"
+    index = pd.read_parquet(set_dir / INDEX_FILE)
+    assert list(index.id) == [f"{i:06d}" for i in valid[:4]]
+    rejections = pd.read_parquet(set_dir / REJECTIONS_FILE)
+    expected_rejected = [f"{i:06d}" for i in range(valid[3]) if i not in valid]
+    assert expected_rejected and list(rejections.id) == expected_rejected
+    assert set(rejections.reason_code) == {"width_out_of_range"}
+    assert all("outside 320-480" in reason for reason in rejections.reason)
+    assert (rejections.width > 480).all()
+    # A rejected candidate leaves only its record; a not-needed one was never rendered.
+    assert not (set_dir / f"{expected_rejected[0]}.tif").exists()
+    assert (set_dir / f"{expected_rejected[0]}.record.json").is_file()
+    assert not any(set_dir.glob("000011.*"))
+
+
+def test_label_rule_rejects_hidden_and_invisible_curves() -> None:
+    image = np.full((40, 100), 240, dtype=np.uint8)
+    mask = np.zeros((40, 100), dtype=np.uint8)
+    mask[10, :] = 1
+    mask[30, :60] = 2
+    image[mask > 0] = 20
+    assert label_reason("a.tif", image, mask, 2) is None
+    hidden = mask.copy()
+    hidden[30, 20:] = 0  # curve B labels 20 % of the columns
+    code, message = label_reason("a.tif", image, hidden, 2)
+    assert code == LABEL_COVERAGE and "a.tif" in message and "class 2" in message
+    washed = image.copy()
+    washed[10, :70] = 230  # 70 % of curve A's labels sit on near-paper gray
+    code, message = label_reason("a.tif", washed, mask, 2)
+    assert code == LABEL_INVISIBLE and "class 1" in message
+
+
+def test_too_few_valid_candidates_fail_with_a_fix(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, "validate.width={min: 320, max: 330}")
+    with pytest.raises(ValueError, match="raise synthesize.multiclass_generated") as caught:
+        synthesize_sets(settings)
+    assert REJECTIONS_FILE in str(caught.value) and "width_out_of_range" in str(caught.value)
+    set_dir = settings.path("synthetic") / "multiclass"
+    assert len(pd.read_parquet(set_dir / REJECTIONS_FILE)) > 2
+    assert not (set_dir / INDEX_FILE).exists()
+
+
+def test_resume_renders_only_what_is_missing(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, NARROW, "synthesize.multiclass_count=4", "synthesize.multiclass_generated=10")
+    first = synthesize_sets(settings)
+    root = settings.path("synthetic")
+    before = _files(root)
+    set_dir = root / "multiclass"
+    kept = list(pd.read_parquet(set_dir / INDEX_FILE).id)
+    # An interruption: the index never written, one kept instance lost its image, another its record.
+    (set_dir / INDEX_FILE).unlink()
+    (set_dir / f"{kept[1]}.tif").unlink()
+    (set_dir / f"{kept[3]}.record.json").unlink()
+    untouched = set_dir / f"{kept[0]}.tif"
+    mtime = untouched.stat().st_mtime_ns
+
+    again = synthesize_sets(settings)
+    assert again["multiclass_candidates"]["rendered"] == 2
+    assert again["multiclass_candidates"]["reused"] == first["multiclass_candidates"]["rendered"] - 2
+    assert again["binary_candidates"] == {**first["binary_candidates"], "rendered": 0, "reused": 2}
+    assert untouched.stat().st_mtime_ns == mtime
+    assert _files(root) == before
+
+
+def test_changed_params_make_recorded_candidates_stale(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    synthesize_sets(settings)
+    changed = _settings(tmp_path, "synthesize.noise_std=2.0")
+    counts = synthesize_sets(changed)
+    assert counts["multiclass_candidates"]["reused"] == 0 and counts["binary_candidates"]["reused"] == 0
+    more = synthesize_sets(_settings(tmp_path, "synthesize.noise_std=2.0", "synthesize.multiclass_count=11"))
+    assert more["multiclass_candidates"]["reused"] == 10 and more["multiclass"] != counts["multiclass"]
+
+
+def test_parallel_workers_write_the_same_bytes_as_one(tmp_path: Path) -> None:
+    overrides = ("synthesize.multiclass_count=4", "synthesize.multiclass_generated=5")
+    serial = _settings(tmp_path / "serial", *overrides, "synthesize.workers=1")
+    parallel = _settings(tmp_path / "parallel", *overrides, "synthesize.workers=2")
+    assert synthesize_sets(serial)["multiclass"] == synthesize_sets(parallel)["multiclass"]
+    assert _files(serial.path("synthetic")) == _files(parallel.path("synthetic"))
+
+
+def test_archive_sizes_come_from_the_validated_scans(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, "synthesize.size_source=archive", "synthesize.multiclass_count=4",
+                         "synthesize.multiclass_generated=12")
+    with pytest.raises(FileNotFoundError, match="validated.parquet is missing.*size_source"):
+        synthesize_sets(settings)
+    # Two sizes inside the validate bounds, one wider than them (an archive scan may be).
+    sizes = pd.DataFrame({"height": [100, 128, 110], "width": [352, 600, 700]})
+    settings.path("validated").mkdir(parents=True)
+    sizes.to_parquet(settings.path("validated") / "validated.parquet")
+    synthesize_sets(settings)
+    allowed = set(zip(sizes.height, sizes.width, strict=True))
+    drawn = set()
+    for name in ("binary", "multiclass"):
+        set_dir = settings.path("synthetic") / name
+        for frame in (pd.read_parquet(set_dir / INDEX_FILE), pd.read_parquet(set_dir / REJECTIONS_FILE)):
+            drawn |= set(zip(frame.height, frame.width, strict=True))
+        for row in pd.read_parquet(set_dir / INDEX_FILE).itertuples():
+            assert tifffile.imread(set_dir / row.image).shape == (row.height, row.width)
+    assert drawn <= allowed and len(drawn) > 1
+    rejected = pd.read_parquet(settings.path("synthetic") / "multiclass" / REJECTIONS_FILE)
+    assert set(rejected.width) == {700} and set(rejected.reason_code) == {"width_out_of_range"}
+    table = sizes.to_numpy()
+    assert {draw_size(7, i, table) for i in range(200)} == allowed
+    assert draw_size(7, 3, table) == draw_size(7, 3, table) and draw_size(7, 3, None) is None
+
+
+def test_preview_sheet_shows_native_pixels(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, "synthesize.multiclass_count=2", "synthesize.multiclass_generated=2")
+    synthesize_sets(settings)
+    set_dir = settings.path("synthetic") / "multiclass"
+    preview_sheet(set_dir, tmp_path / "sheet.png", n=2, columns=300)
+    sheet = np.rint(imread(tmp_path / "sheet.png")[..., :3] * 255).astype(np.uint8)
+    first = next(pd.read_parquet(set_dir / INDEX_FILE).itertuples())
+    image = tifffile.imread(set_dir / first.image)[:, :300]
+    mask = tifffile.imread(set_dir / first.mask)[:, :300]
+    height = image.shape[0]
+    shown = sheet[PREVIEW_TITLE_PX : PREVIEW_TITLE_PX + height, :300]
+    np.testing.assert_array_equal(shown, np.repeat(image[..., None], 3, axis=2))
+    overlay = sheet[PREVIEW_TITLE_PX + height : PREVIEW_TITLE_PX + 2 * height, :300]
+    assert (overlay[mask == 1] == (220, 0, 0)).all() and (overlay[mask == 2] == (0, 80, 255)).all()
