@@ -64,7 +64,8 @@ def score_log(model: torch.nn.Module, set_dir: Path, row: Any, settings: Setting
     image = decode_scan(set_dir / row.image)
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
-    truth = truth_tracks(set_dir / row.las, calibration, width, min(int(row.n_curves), len(calibration.curves)))
+    truth = truth_tracks(set_dir / row.las, calibration, width, min(int(row.n_curves), len(calibration.curves)),
+                         height)
     base = {"id": row.id, "well": row.well, "width": width, "height": height}
     records = []
 

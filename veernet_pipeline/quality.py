@@ -95,8 +95,9 @@ def champion_gate(settings: Settings) -> CheckOutcome:
     if record is None:
         return CheckOutcome(False, "no evaluation recorded")
     decision = record["result"]["metrics"]["gate"]
-    return CheckOutcome(bool(decision["promoted"]), f"median R^2 {decision['median_r2']:.4f} against gate "
-                        f"{decision['threshold']}", {k: v for k, v in decision.items() if v is not None})
+    gate = "an open gate" if decision["threshold"] is None else f"gate {decision['threshold']}"
+    return CheckOutcome(bool(decision["promoted"]), f"median R^2 {decision['median_r2']:.4f} against {gate}",
+                        {k: v for k, v in decision.items() if v is not None})
 
 
 def digitized_accounting(settings: Settings) -> CheckOutcome:

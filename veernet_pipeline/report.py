@@ -31,7 +31,7 @@ def summarize(settings: Settings) -> dict[str, Any]:
         f"held-out logs: {evaluation['result']['counts']['logs']}; "
         f"median R^2 {metrics['median_r2']:.4f}, median MAE {metrics['median_mae']:.4f} (track units, worst curve)",
         f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
-        f"(threshold {metrics['gate']['threshold']})",
+        f"(threshold {metrics['gate']['threshold'] if metrics['gate']['threshold'] is not None else 'open'})",
         f"LAS files ({len(las_files)}): {settings.path('digitized')}",
         f"validation report: {settings.path('validated') / 'report.json'}",
         f"MLflow store: {tracking_uri(settings.root)}",

@@ -106,23 +106,36 @@ def test_truth_tracks_interpolates_at_column_depths(tmp_path: Path) -> None:
     depth = np.arange(1000.0, 1050.0, 0.5)  # ends before the image's right edge (1060)
     gr = 150.0 - depth % 100          # linear in depth, 50..150 GAPI
     rdep = np.full_like(depth, 20.0)  # one decade above 2 -> 2/4 of the way across 0.2..2000
-    rdep[depth > 1040] = 5000.0       # off the track: not in the picture
+    rdep[depth > 1040] = 5000.0       # off the track, no backup scale: drawn pegged at the bottom edge
     _las(tmp_path / "t.las", depth, gr, rdep)
     calib = Calibration.from_dict(CALIB)
-    tracks = truth_tracks(tmp_path / "t.las", calib, 100, 2)
+    tracks = truth_tracks(tmp_path / "t.las", calib, 100, 2, 200)
     x = calib.column_depths(100)
     inside = x <= depth[-1]
     np.testing.assert_allclose(tracks[0, inside], (150.0 - np.interp(x[inside], depth, gr)) / 150.0, atol=1e-9)
     assert np.isnan(tracks[0, ~inside]).all()
     np.testing.assert_allclose(tracks[1, x <= 1040], 0.5)
-    assert np.isnan(tracks[1, x > 1040.5]).all()
+    np.testing.assert_allclose(tracks[1, (x > 1040.5) & inside], 199.5 / 200)
+
+
+def test_truth_tracks_follow_wrap_and_skew(tmp_path: Path) -> None:
+    depth = np.arange(1000.0, 1060.5, 0.5)
+    gr = np.full_like(depth, 200.0)   # 200 GAPI on a reversed 150-0 track: f = -1/3, on the backup at 2/3
+    _las(tmp_path / "t.las", depth, gr, np.full_like(depth, 20.0))
+    sidecar = {**CALIB, "skew": {"angle_deg": 0.5, "pivot_column": 50.0}}
+    sidecar["curves"] = [{**CALIB["curves"][0], "backup": {"mode": "wrap", "max_wraps": 1}}, CALIB["curves"][1]]
+    calib = Calibration.from_dict(sidecar)
+    tracks = truth_tracks(tmp_path / "t.las", calib, 100, 2, 200)
+    shift = np.tan(np.radians(0.5)) * (np.arange(100) - 50.0) / 200
+    np.testing.assert_allclose(tracks[0], 2.0 / 3.0 + shift, atol=1e-9)
+    np.testing.assert_allclose(tracks[1], 0.5 + shift, atol=1e-9)
 
 
 def test_truth_tracks_names_a_missing_curve(tmp_path: Path) -> None:
     depth = np.arange(1000.0, 1100.0)
     write_las(tmp_path / "t.las", depth, "M", [LasCurve("GR", "GAPI", depth * 0)], {}, [])
     with pytest.raises(ValueError, match="RDEP"):
-        truth_tracks(tmp_path / "t.las", Calibration.from_dict(CALIB), 50, 2)
+        truth_tracks(tmp_path / "t.las", Calibration.from_dict(CALIB), 50, 2, 100)
 
 
 def test_match_binary_takes_the_nearer_truth() -> None:
@@ -161,7 +174,8 @@ def test_oracle_probabilities_recover_the_las_curves(tmp_path: Path, test_settin
     mask = tifffile.imread(tmp_path / "a.mask.tif")
     probs = np.stack([(mask == k).astype(np.float32) for k in range(3)])
     rows, _ = trace_curves(probs, test_settings.extract)
-    truth = truth_tracks(tmp_path / "a.las", Calibration.from_file(tmp_path / "a.calib.json"), 400, 2)
+    truth = truth_tracks(tmp_path / "a.las", Calibration.from_file(tmp_path / "a.calib.json"), 400, 2,
+                         meta["height"])
     for k in range(2):
         scores = curve_metrics((rows[k] + 0.5) / meta["height"], truth[k])
         assert scores["r2"] > 0.99 and scores["mae"] <= 0.5 / meta["height"] and scores["coverage"] > 0.95

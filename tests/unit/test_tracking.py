@@ -55,3 +55,33 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
 def test_bad_model_uri_says_what_it_needs(root: Path) -> None:
     with pytest.raises(ValueError, match="models:/NAME@ALIAS"):
         store.resolve_model(root, "runs:/abc/model")
+
+
+def test_gate_promotes_on_figures_never_on_nan_and_never_backwards(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import make_project
+    from veernet_pipeline.config import load_settings
+    from veernet_pipeline.stages import CHAMPION, MULTICLASS_MODEL, gate
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    params = make_project(tmp_path / "p")
+    strict = load_settings(params, overrides=["evaluate.gate.min_median_r2=0.5"])
+    model_params = strict.model
+    save_model(tmp_path / "m", build_model(model_params, 3), model_params, 3)
+    versions = []
+    for _ in range(4):
+        with store.stage_run(strict.root, "train_multiclass", {}, {}):
+            versions.append(store.log_model(tmp_path / "m", MULTICLASS_MODEL))
+
+    def champion() -> str | None:
+        return store.alias_version(strict.root, MULTICLASS_MODEL, CHAMPION)
+
+    assert not gate(strict, {"median_r2": float("nan")}, versions[0])["promoted"] and champion() is None
+    assert not gate(strict, {"median_r2": 0.4}, versions[0])["promoted"] and champion() is None
+    assert gate(strict, {"median_r2": 0.8}, versions[1])["promoted"] and champion() == versions[1]
+    decision = gate(strict, {"median_r2": 0.7}, versions[2])  # meets the bar, but worse than the champion
+    assert not decision["promoted"] and decision["previous_median_r2"] == pytest.approx(0.8)
+    assert champion() == versions[1]
+    open_gate = load_settings(params)  # the test profile's gate is open
+    assert open_gate.evaluate.gate.min_median_r2 is None
+    assert gate(open_gate, {"median_r2": float("nan")}, versions[3])["promoted"] and champion() == versions[3]

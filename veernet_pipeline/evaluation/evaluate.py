@@ -44,8 +44,8 @@ CURVE_METRICS = ("r2", "mae", "mse", "coverage", "pearson_abs", "swap_share", "m
 OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
 
 
-def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves: int) -> np.ndarray:
-    """True curves in track units at each column's depth, NaN off the LAS range or off the track.
+def truth_values(las_path: Path, calibration: Calibration, width: int, n_curves: int) -> np.ndarray:
+    """True curve values at each column's depth, NaN off the LAS depth range.
 
     Shape:
         Returns (n_curves, W).
@@ -54,15 +54,33 @@ def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves:
     columns = calibration.column_depths(width)
     order = np.argsort(depth)
     depth = np.asarray(depth, dtype=np.float64)[order]
-    tracks = np.full((n_curves, width), np.nan)
+    values = np.full((n_curves, width), np.nan)
+    inside = (columns >= depth[0]) & (columns <= depth[-1])
     for k, scale in enumerate(calibration.curves[:n_curves]):
         if scale.mnemonic not in curves:
             raise ValueError(f"{las_path}: no curve {scale.mnemonic!r} (the calibration's curve {k}); "
                              f"it holds {sorted(curves)}")
-        values = np.interp(columns, depth, np.asarray(curves[scale.mnemonic], dtype=np.float64)[order])
-        track = calibration.value_to_track(values, k)
-        inside = (columns >= depth[0]) & (columns <= depth[-1]) & (track >= 0.0) & (track <= 1.0)
-        tracks[k] = np.where(inside, track, np.nan)
+        interpolated = np.interp(columns, depth, np.asarray(curves[scale.mnemonic], dtype=np.float64)[order])
+        values[k] = np.where(inside, interpolated, np.nan)
+    return values
+
+
+def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves: int, height: int) -> np.ndarray:
+    """Where each true curve is drawn, in image track units ((image row + 0.5) / H), NaN off the LAS range.
+
+    "Drawn" follows the sidecar: a value off the track sits on its backup scale (wrap) or pegged at
+    the edge, and a skewed scan shifts every row by `calibration.skew_offset`. That is what the
+    picture shows, so it is what a read-out of the picture is scored against.
+
+    Shape:
+        Returns (n_curves, W).
+    """
+    values = truth_values(las_path, calibration, width, n_curves)
+    offset = calibration.skew_offset(np.arange(width))
+    tracks = np.full((n_curves, width), np.nan)
+    for k in range(n_curves):
+        rows, _ = calibration.value_to_drawn_row(values[k], height, k)
+        tracks[k] = np.where(np.isfinite(values[k]), (rows + offset + 0.5) / height, np.nan)
     return tracks
 
 
@@ -149,7 +167,9 @@ def _evaluate_log(
     probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device)
     rows, confidence = trace_curves(probs, extract)
     n_truth = min(int(row.n_curves), len(calibration.curves))
-    truth = truth_tracks(set_dir / row.las, calibration, width, n_truth)
+    truth = truth_tracks(set_dir / row.las, calibration, width, n_truth, height)
+    values = truth_values(set_dir / row.las, calibration, width, n_truth)
+    deskew = calibration.skew_offset(np.arange(width)) / height
     pred = (rows + 0.5) / height
     if rows.shape[0] == 1 and n_truth > 1:
         truth = match_binary(pred[0], truth)[None]
@@ -159,7 +179,11 @@ def _evaluate_log(
     for k in range(n):
         scores = curve_metrics(pred[k], truth[k])
         scale = calibration.curves[k]
-        physical = np.abs(scale.fraction_to_value(pred[k]) - scale.fraction_to_value(truth[k]))
+        # Physical units on the main scale only: which backup scale a wrapped stretch is on is
+        # not read from the picture yet, so those columns are left out rather than guessed.
+        fraction = scale.value_to_fraction(values[k])
+        main = (fraction >= 0.0) & (fraction <= 1.0)
+        physical = np.abs(scale.fraction_to_value(pred[k] - deskew) - values[k])[main]
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
                         "unit": scale.unit, "width": width, "height": height, **scores, "swap_share": swaps,
                         "mae_physical": _finite_stat(np.mean, physical),

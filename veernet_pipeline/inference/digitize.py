@@ -89,7 +89,8 @@ def digitize_scan(
     curves: list[LasCurve] = []
     for k in range(n_curves):
         scale = calib.curves[k]
-        values = calib.row_to_value(rows[k], height, k)
+        # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
+        values = calib.row_to_value(calib.image_rows_to_track(rows[k], np.arange(width)), height, k)
         curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)} (class {k + 1}), VeerNet"))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
