@@ -153,6 +153,10 @@ def synthesize(settings: Settings) -> StageResult:
             sheet = root / name / "preview.png"
             preview_sheet(root / name, sheet)
             paths[f"{name}_preview"] = str(sheet)
+            # A two-instance, 600-column sheet small enough to show inline in the Dagster UI.
+            glance = root / name / "preview_glance.png"
+            preview_sheet(root / name, glance, n=2, columns=600)
+            paths[f"{name}_preview_glance"] = str(glance)
             paths[f"{name}_rejections"] = str(root / name / REJECTIONS_FILE)
         return StageResult("synthesize", "", counts=_flat_counts(counts), paths=paths)
 

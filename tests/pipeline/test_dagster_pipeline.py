@@ -103,3 +103,14 @@ def test_veernet_digitize_one_scan_with_and_without_sidecar(materialized: tuple[
     assert main(["digitize", str(bare), "--out", str(tmp_path / "b.las"), "--model", str(model_dir)]) == 0
     las = lasio.read(tmp_path / "b.las")
     assert "UNCALIBRATED" in las.other and las.index[0] == 0.0
+
+
+def test_synthetic_sets_show_a_contact_sheet_inline(materialized: tuple[Settings, object]) -> None:
+    from dagster import MarkdownMetadataValue
+
+    _, result = materialized
+    events = {e.event_specific_data.materialization.asset_key.to_user_string(): e.event_specific_data.materialization
+              for e in result.get_asset_materialization_events()}
+    for name in ("binary", "multiclass"):
+        glance = events[f"synthetic_{name}"].metadata[f"{name}_preview_glance"]
+        assert isinstance(glance, MarkdownMetadataValue) and "data:image/png;base64," in glance.value
