@@ -35,7 +35,7 @@ import torch
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.classical import best_assignment, trace_classical
-from veernet_pipeline.evaluation.evaluate import match_binary, truth_tracks
+from veernet_pipeline.evaluation.evaluate import match_binary, select_logs, truth_tracks
 from veernet_pipeline.evaluation.metrics import curve_metrics
 from veernet_pipeline.evaluation.report import curve_name
 from veernet_pipeline.evaluation.trace import trace_curves
@@ -138,16 +138,7 @@ def _json_safe(value: Any) -> Any:
 
 def run(set_dir: Path, model_dir: Path, settings: Settings, split: str, max_logs: int, out_dir: Path) -> dict[str, Any]:
     """Score both methods on `split` of `set_dir`, write the results, return the JSON document."""
-    index_path = set_dir / "index.parquet"
-    if not index_path.is_file():
-        raise FileNotFoundError(f"{index_path}: no index; SET_DIR must be a synthetic set folder (veernet synthesize)")
-    index = pd.read_parquet(index_path)
-    logs = index[index["split"] == split].sort_values("id")
-    if max_logs > 0:
-        logs = logs.head(max_logs)
-    if logs.empty:
-        raise ValueError(f"{index_path}: no logs in split {split!r} (splits present: "
-                         f"{sorted(index['split'].unique())}); pass --split or synthesize a larger set")
+    logs = select_logs(set_dir, split, max_logs)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = load_model(model_dir, map_location=device)
     records: list[dict[str, Any]] = []

@@ -27,15 +27,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Range(_Strict):
-    min: int
-    max: int
-
+class _Ordered(_Strict):
     @model_validator(mode="after")
-    def _ordered(self) -> Range:
+    def _ordered(self) -> _Ordered:
         if self.min > self.max:
             raise ValueError(f"range min {self.min} exceeds max {self.max}")
         return self
+
+
+class Range(_Ordered):
+    min: int
+    max: int
 
 
 class Paths(_Strict):
@@ -70,15 +72,9 @@ class SplitParams(_Strict):
     test: float
 
 
-class FloatRange(_Strict):
+class FloatRange(_Ordered):
     min: float
     max: float
-
-    @model_validator(mode="after")
-    def _ordered(self) -> FloatRange:
-        if self.min > self.max:
-            raise ValueError(f"range min {self.min} exceeds max {self.max}")
-        return self
 
 
 class StyleWeights(_Strict):

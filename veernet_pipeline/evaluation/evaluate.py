@@ -115,14 +115,7 @@ def evaluate_model(
         over logs), `median_r2` (lowest per-curve median R^2: the gate's figure), `median_mae`
         and `median_mse` (highest per-curve medians). NaN where undefined (null in the JSON).
     """
-    index_path = Path(set_dir) / "index.parquet"
-    index = pd.read_parquet(index_path)
-    logs = index[index["split"] == params.split].sort_values("id")
-    if params.max_logs > 0:
-        logs = logs.head(params.max_logs)
-    if logs.empty:
-        raise ValueError(f"{index_path}: no logs in split {params.split!r} (splits present: "
-                         f"{sorted(index['split'].unique())}); set evaluate.split or synthesize a larger set")
+    logs = select_logs(Path(set_dir), params.split, params.max_logs)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = load_model(model_dir, map_location=device)
     records: list[dict[str, Any]] = []
@@ -193,6 +186,21 @@ def _evaluate_log(
     true_class = (mask > 0).astype(np.uint8) if num_classes == 2 else mask
     counts = mask_counts(probs.argmax(axis=0), true_class, num_classes)
     return image, truth[:n] * height - 0.5, rows[:n], records, counts
+
+
+def select_logs(set_dir: Path, split: str, max_logs: int) -> pd.DataFrame:
+    """The logs of `split` in a synthetic set's index, by id, at most `max_logs` (0 = all)."""
+    index_path = set_dir / "index.parquet"
+    if not index_path.is_file():
+        raise FileNotFoundError(f"{index_path}: no index; point at a synthetic set folder (veernet synthesize)")
+    index = pd.read_parquet(index_path)
+    logs = index[index["split"] == split].sort_values("id")
+    if max_logs > 0:
+        logs = logs.head(max_logs)
+    if logs.empty:
+        raise ValueError(f"{index_path}: no logs in split {split!r} (splits present: "
+                         f"{sorted(index['split'].unique())}); choose another split or synthesize a larger set")
+    return logs
 
 
 def swap_share(pred: np.ndarray, truth: np.ndarray) -> float:
