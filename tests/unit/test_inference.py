@@ -14,7 +14,7 @@ from torch import nn
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import digitize_archive, output_paths
-from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, write_qc_png
+from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, wrap_counts, write_qc_png
 from veernet_pipeline.inference.predict import logits_to_probs, plan_tiles, predict_probs
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
@@ -217,3 +217,28 @@ def test_digitize_archive_needs_a_validated_manifest(tmp_path: Path, test_settin
     with pytest.raises(FileNotFoundError, match="veernet validate"):
         digitize_archive(tmp_path, tmp_path, tmp_path, tmp_path, "v1", tmp_path / "out", 256, 64,
                          test_settings.extract)
+
+
+def test_wrap_counts_follow_a_trace_across_the_edges() -> None:
+    height = 100
+    rows = np.array([50, 80, 95, np.nan, np.nan, 3, 10, 4, 97, 90, 2, 50], dtype=float)
+    assert wrap_counts(rows, height, 1).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
+    assert wrap_counts(rows, height, 0).tolist() == [0] * len(rows)  # no backup scale declared
+
+
+def test_digitize_scan_unwraps_a_declared_backup_scale(test_settings: Settings) -> None:
+    width, height = 320, 96
+    calib = Calibration.from_dict({
+        "depth": {"top": 0.0, "bottom": 320.0, "unit": "M"},
+        "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 0.0, "bottom_value": 150.0, "scale": "linear",
+                    "backup": {"mode": "wrap", "max_wraps": 1}}],
+    })
+    values = np.linspace(60.0, 240.0, width)  # runs off the bottom edge at 150 and wraps to the 150-300 scale
+    drawn, _ = calib.value_to_drawn_row(values, height, 0)
+    image = np.full((height, width), 255, dtype=np.uint8)
+    image[np.round(drawn).astype(int), np.arange(width)] = 0
+    result = digitize_scan(InkIsCurve().eval(), image, calib, 128, 32, test_settings.extract)
+    read = result.curves[0].values
+    ok = np.isfinite(read)
+    assert ok.mean() > 0.9
+    np.testing.assert_allclose(read[ok], values[ok], atol=150.0 / height * 1.5)

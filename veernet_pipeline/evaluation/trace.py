@@ -15,8 +15,9 @@ like a curve. A reader follows each curve *across* columns instead. So do we:
    candidates (an L1 cost lets real spikes through), `gap_cost` to leave or re-enter absence.
    The transition separates over the two curves, so each column costs O(K^3), not O(K^4).
 4. Gaps. After the best path is found, absences shorter than `max_gap` columns are bridged
-   linearly (confidence stays 0 there, so a reader can see the value was not read); longer ones
-   stay NaN: a value is never invented across a real gap.
+   linearly (confidence stays 0 there, so a reader can see the value was not read), unless the
+   curve re-appears more than half the track away: that is a wrap onto a backup scale, not a
+   fade. Longer absences stay NaN: a value is never invented across a real gap.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def trace_curves(probs: np.ndarray, params: ExtractParams) -> tuple[np.ndarray, 
         cols = np.nonzero(present)[0]
         out_rows[c, cols] = rows[cols, states[c, cols]]
         confidence[c, cols] = share[cols, states[c, cols], c] * peak[cols, states[c, cols]]
-        out_rows[c] = _bridge(out_rows[c], params.max_gap)
+        out_rows[c] = _bridge(out_rows[c], params.max_gap, probs.shape[1] / 2)
     return out_rows, confidence
 
 
@@ -185,13 +186,17 @@ def _viterbi_pair(rows: np.ndarray, emit_a: np.ndarray, emit_b: np.ndarray, para
     return states
 
 
-def _bridge(values: np.ndarray, max_gap: int) -> np.ndarray:
-    """Linearly fill interior NaN runs no longer than `max_gap`; longer ones and the ends stay NaN."""
+def _bridge(values: np.ndarray, max_gap: int, max_step: float) -> np.ndarray:
+    """Linearly fill interior NaN runs no longer than `max_gap`; longer ones and the ends stay NaN.
+
+    A gap whose two ends lie more than `max_step` rows apart is a wrap onto a backup scale (or a
+    spike) rather than a faded stretch, so it is left empty instead of drawn straight across.
+    """
     out = values.copy()
     finite = np.nonzero(np.isfinite(values))[0]
     if finite.size < 2:
         return out
     for left, right in zip(finite[:-1], finite[1:], strict=True):
-        if 1 < right - left <= max_gap + 1:
+        if 1 < right - left <= max_gap + 1 and abs(values[right] - values[left]) <= max_step:
             out[left + 1:right] = np.interp(np.arange(left + 1, right), [left, right], values[[left, right]])
     return out

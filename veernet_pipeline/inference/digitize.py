@@ -84,13 +84,17 @@ def digitize_scan(
     elif len(calib.curves) > n_curves:
         notes.append(f"calibration names {len(calib.curves)} curves but the model separates only {n_curves}; "
                      f"{', '.join(c.mnemonic for c in calib.curves[n_curves:])} not digitised")
-    notes.append("curve values at the probability-weighted row of the strongest trace in each column; "
-                 "<MNEM>_CONF = peak class probability of that trace (0 = no trace found)")
+    notes.append("curve values along a joint path over candidate ink rows that keeps each curve's identity; "
+                 "<MNEM>_CONF = class share x ink probability on the path (0 = absent or bridged)")
     curves: list[LasCurve] = []
     for k in range(n_curves):
         scale = calib.curves[k]
         # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
-        values = calib.row_to_value(calib.image_rows_to_track(rows[k], np.arange(width)), height, k)
+        track_rows = calib.image_rows_to_track(rows[k], np.arange(width))
+        wraps = wrap_counts(track_rows, height, scale.backup_wraps)
+        if wraps.any():
+            notes.append(f"{scale.mnemonic}: {int((wraps != 0).sum())} columns read on a backup scale")
+        values = calib.row_to_value(track_rows, height, k, wraps=wraps)
         curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)} (class {k + 1}), VeerNet"))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
@@ -104,6 +108,33 @@ def digitize_scan(
         rows=rows[:n_curves],
         confidence=confidence[:n_curves],
     )
+
+
+def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2) -> np.ndarray:
+    """Which backup scale each column of a curve is read on, from where the trace leaves and re-enters.
+
+    A trace that leaves near the bottom edge and is next seen near the top has wrapped onto the
+    next backup scale (+1); the other way round, back (-1). The count is clipped to the
+    sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0). The
+    log is assumed to start on the main scale: a stretch that begins already wrapped cannot be
+    told from the picture alone.
+
+    Shape:
+        rows: (W,) subpixel track rows, NaN where the curve was not read. Returns (W,) int.
+    """
+    wraps = np.zeros(rows.shape, dtype=np.int64)
+    if max_wraps == 0:
+        return wraps
+    fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height
+    seen = np.nonzero(np.isfinite(fraction))[0]
+    count = 0
+    for before, after in zip(seen[:-1], seen[1:], strict=True):
+        if fraction[before] > 1 - edge and fraction[after] < edge:
+            count = min(count + 1, max_wraps)
+        elif fraction[before] < edge and fraction[after] > 1 - edge:
+            count = max(count - 1, -max_wraps)
+        wraps[after] = count
+    return wraps
 
 
 def write_qc_png(
