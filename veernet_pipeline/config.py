@@ -207,6 +207,7 @@ class TrainParams(_Strict):
     accumulation: int
     warmup_steps: int
     crop_width: int
+    crops_per_log: int
     loss: LossParams
     max_train: int
     num_workers: int

@@ -107,6 +107,23 @@ def test_segmentation_set_crops_deterministically(binary_set: Path) -> None:
         SegmentationSet(binary_set, "train", binary=True, crop_width=100, seed=5, max_items=0)
 
 
+
+def test_crops_per_log_reads_each_log_once(binary_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=5, max_items=3, crops_per_log=2)
+    assert len(data) == 6
+    reads: list[str] = []
+    original = tifffile.imread
+    monkeypatch.setattr(tifffile, "imread", lambda path, *a, **k: reads.append(str(path)) or original(path, *a, **k))
+    items = [data[i] for i in range(6)]
+    assert len(reads) == 6 and len(set(reads)) == 6  # image + mask of each of the 3 logs, once
+    # Item i is a crop of log i // 2 (logs 64, 64 and 96 rows tall), each at its own start.
+    assert [item["image"].shape[-2] for item in items] == [64, 64, 64, 64, 96, 96]
+    assert not torch.equal(items[0]["image"], items[1]["image"])
+    assert torch.equal(items[0]["image"], data[0]["image"]) and len(reads) == 6
+    with pytest.raises(ValueError, match="crops_per_log"):
+        SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=5, max_items=0, crops_per_log=0)
+
+
 def test_epoch_sampler_order_and_resume_position() -> None:
     sampler = EpochSampler(10, seed=1)
     sampler.set_epoch(2)

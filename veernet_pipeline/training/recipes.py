@@ -157,7 +157,8 @@ def train_stage(
         load_matching_weights(model, init_weights)
     model.to(device)
     binary = stage == "binary"
-    train_set = SegmentationSet(set_dir, "train", binary, params.crop_width, settings.seed, params.max_train)
+    train_set = SegmentationSet(set_dir, "train", binary, params.crop_width, settings.seed, params.max_train,
+                                params.crops_per_log)
     val_set = SegmentationSet(set_dir, "val", binary, params.crop_width, settings.seed, 0)
     if not len(train_set):
         raise ValueError(f"{set_dir / 'index.parquet'} has no train rows; regenerate the set with more instances")
