@@ -14,7 +14,13 @@ from torch import nn
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import digitize_archive, output_paths
-from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, wrap_counts, write_qc_png
+from veernet_pipeline.inference.digitize import (
+    UNCALIBRATED_NOTE,
+    digitize_scan,
+    rows_to_values,
+    wrap_counts,
+    write_qc_png,
+)
 from veernet_pipeline.inference.predict import logits_to_probs, plan_tiles, predict_probs
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
@@ -242,3 +248,24 @@ def test_digitize_scan_unwraps_a_declared_backup_scale(test_settings: Settings) 
     ok = np.isfinite(read)
     assert ok.mean() > 0.9
     np.testing.assert_allclose(read[ok], values[ok], atol=150.0 / height * 1.5)
+
+
+def test_rows_to_values_undoes_skew_and_wrap() -> None:
+    width, height = 400, 120
+    calib = Calibration.from_dict({
+        "depth": {"top": 0.0, "bottom": 400.0, "unit": "M"},
+        "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 150.0, "bottom_value": 0.0, "scale": "linear",
+                    "backup": {"mode": "wrap", "max_wraps": 1}}],
+        "skew": {"angle_deg": 0.4, "pivot_column": 200.0},
+    })
+    values = 75.0 + 100.0 * np.sin(np.arange(width) / 40.0)  # leaves the reversed 150-0 track at both ends
+    drawn, wraps = calib.value_to_drawn_row(values, height, 0)
+    assert set(np.unique(wraps)) == {-1, 0, 1}
+    image_rows = drawn + calib.skew_offset(np.arange(width))
+    image_rows[50:55] = np.nan  # a gap read as absent stays NaN
+    read, read_wraps = rows_to_values(calib, image_rows, height, 0)
+    ok = np.isfinite(image_rows)
+    assert np.isnan(read[~ok]).all()
+    # Exact but within half a pixel of an edge, where drawing clips to the outermost pixel row.
+    np.testing.assert_allclose(read[ok], values[ok], atol=0.5 * 150.0 / height)
+    np.testing.assert_array_equal(read_wraps[ok], wraps[ok])

@@ -5,7 +5,8 @@ row per column per curve, and the truth read from the log's ground-truth LAS at 
 every column. Curves are compared in track units (0 top edge, 1 bottom edge of the track):
 prediction = (row + 0.5) / H, truth = `calibration.value_to_track` of the LAS value interpolated
 at `calibration.column_depths(W)`. Truth that falls off the track (outside 0..1) is not in the
-picture, so it is left out rather than counted against the model.
+picture, so it is left out rather than counted against the model. Physical units compare the
+values `veernet digitize` would write (deskewed, unwrapped onto backup scales) with the LAS itself.
 
 A one-logit binary model cannot tell two curves apart; on a two-curve log its single curve is
 compared, column by column, with whichever true curve lies nearer.
@@ -30,6 +31,7 @@ from veernet_pipeline.config import EvaluateParams, ExtractParams
 from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, scores_from_counts
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.trace import trace_curves
+from veernet_pipeline.inference.digitize import rows_to_values
 from veernet_pipeline.inference.predict import predict_probs
 from veernet_pipeline.io.atomic import write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
@@ -162,7 +164,6 @@ def _evaluate_log(
     n_truth = min(int(row.n_curves), len(calibration.curves))
     truth = truth_tracks(set_dir / row.las, calibration, width, n_truth, height)
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
-    deskew = calibration.skew_offset(np.arange(width)) / height
     pred = (rows + 0.5) / height
     if rows.shape[0] == 1 and n_truth > 1:
         truth = match_binary(pred[0], truth)[None]
@@ -172,11 +173,13 @@ def _evaluate_log(
     for k in range(n):
         scores = curve_metrics(pred[k], truth[k])
         scale = calibration.curves[k]
-        # Physical units on the main scale only: which backup scale a wrapped stretch is on is
-        # not read from the picture yet, so those columns are left out rather than guessed.
-        fraction = scale.value_to_fraction(values[k])
-        main = (fraction >= 0.0) & (fraction <= 1.0)
-        physical = np.abs(scale.fraction_to_value(pred[k] - deskew) - values[k])[main]
+        # Physical values are read exactly as `veernet digitize` writes them (deskewed, wrapped
+        # stretches on their backup scale). Only values pegged at a track edge beyond the last
+        # backup scale are left out: the picture cannot show them.
+        read_values, _ = rows_to_values(calibration, rows[k], height, k)
+        drawn, _ = scale.wrap(scale.value_to_fraction(values[k]))
+        shown = (drawn >= 0.0) & (drawn <= 1.0)
+        physical = np.abs(read_values - values[k])[shown]
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
                         "unit": scale.unit, "width": width, "height": height, **scores, "swap_share": swaps,
                         "mae_physical": _finite_stat(np.mean, physical),

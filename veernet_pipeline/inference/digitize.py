@@ -89,12 +89,9 @@ def digitize_scan(
     curves: list[LasCurve] = []
     for k in range(n_curves):
         scale = calib.curves[k]
-        # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
-        track_rows = calib.image_rows_to_track(rows[k], np.arange(width))
-        wraps = wrap_counts(track_rows, height, scale.backup_wraps)
+        values, wraps = rows_to_values(calib, rows[k], height, k)
         if wraps.any():
             notes.append(f"{scale.mnemonic}: {int((wraps != 0).sum())} columns read on a backup scale")
-        values = calib.row_to_value(track_rows, height, k, wraps=wraps)
         curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)} (class {k + 1}), VeerNet"))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
@@ -108,6 +105,19 @@ def digitize_scan(
         rows=rows[:n_curves],
         confidence=confidence[:n_curves],
     )
+
+
+def rows_to_values(calib: Calibration, rows: np.ndarray, height: int, curve: int) -> tuple[np.ndarray, np.ndarray]:
+    """Image rows read for one curve -> its physical values, wrapped stretches on their backup scale.
+
+    Shape:
+        rows: (W,) subpixel image rows, NaN where the curve was not read. Returns values (W,)
+        float (NaN where not read) and wrap counts (W,) int.
+    """
+    # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
+    track_rows = calib.image_rows_to_track(rows, np.arange(rows.shape[-1]))
+    wraps = wrap_counts(track_rows, height, calib.curves[curve].backup_wraps)
+    return calib.row_to_value(track_rows, height, curve, wraps=wraps), wraps
 
 
 def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2) -> np.ndarray:
