@@ -11,7 +11,8 @@ with the same `extract:` params. Models and evaluation outputs live in a tempora
 removed afterwards.
 
 Winner rule: the lowest mean, over curves A and B, of the per-curve median MAE over logs (track
-units); ties go to the loss named first. The script says whether the winner is the profile's
+units), among the losses that read at least 90 % of both curves (median coverage); ties go to the
+loss named first. The script says whether the winner is the profile's
 current default (`train_multiclass.loss.name` before any --set).
 
 Writes `results/losses.json` (settings, per-loss metrics, training histories) beside this script
@@ -65,9 +66,19 @@ def row_of(loss: str, metrics: dict[str, Any], train: dict[str, Any], eval_secon
     return row
 
 
+MIN_COVERAGE = 0.9  # a loss must read this share of both curves (median over logs) to win on MAE
+
+
 def pick_winner(rows: list[dict[str, Any]]) -> str:
-    """The loss with the lowest mean over curves of median MAE; ties go to the loss listed first."""
-    return min(rows, key=lambda row: row["mean_median_mae"])["loss"]
+    """The loss with the lowest mean over curves of median MAE among those that read both curves.
+
+    MAE counts only the columns a curve is read in, so a loss that leaves most of curve B unread
+    could win on MAE alone: only losses whose median coverage reaches `MIN_COVERAGE` on both
+    curves compete (all of them when none does). Ties go to the loss listed first.
+    """
+    reading = [row for row in rows if all(_finite(row[f"median_coverage_{c}"]) and
+                                          row[f"median_coverage_{c}"] >= MIN_COVERAGE for c in CURVES)]
+    return min(reading or rows, key=lambda row: row["mean_median_mae"])["loss"]
 
 
 def markdown_table(rows: list[dict[str, Any]], winner: str) -> str:
@@ -146,7 +157,8 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
     verdict = ("it is the current default" if winner == default_loss
                else f"the current default is `{default_loss}`; weigh the winner's coverage before switching")
     winner_line = (f"Winner on curves: **{winner}** (rule: lowest mean over curves A and B of the median MAE over "
-                   f"logs; {_fmt(best['mean_median_mae'])} track units); {verdict} "
+                   f"logs among the losses with median coverage >= {MIN_COVERAGE} on both; "
+                   f"{_fmt(best['mean_median_mae'])} track units); {verdict} "
                    f"(`train_multiclass.loss.name` of profile `{settings.profile}`).")
     table = markdown_table(rows, winner)
     notes = (f"Budget, identical for every loss: profile `{settings.profile}`, seed {settings.seed}, "
@@ -165,7 +177,8 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
         "set": str(set_dir), "binary": str(binary), "profile": settings.profile, "seed": settings.seed,
         "overrides": overrides, "train_multiclass": budget, "evaluate": settings.section("evaluate"),
         "extract": settings.section("extract"), "n_logs": n_logs, "default_loss": default_loss,
-        "winner": winner, "winner_rule": "lowest mean over curves A and B of median MAE over logs (track units)",
+        "winner": winner, "winner_rule": f"lowest mean over curves A and B of median MAE over logs (track units) "
+                                          f"among losses with median coverage >= {MIN_COVERAGE} on both",
         "winner_is_default": winner == default_loss, "losses": rows, "histories": histories,
     }
     write_text_atomic(json_out, json.dumps(_json_safe(document), indent=2, allow_nan=False) + "\n")
