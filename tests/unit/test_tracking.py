@@ -30,8 +30,11 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
     model = build_model(test_settings.model, 3)
     save_model(root / "model", model, test_settings.model, 3)
     with store.stage_run(root, "train_multiclass", {"train": {"epochs": 1}}, {"profile": "test"}):
-        store.log_epoch(1, {"loss": 0.5, "note": "skipped"})
+        store.log_epoch(1, {"loss": 0.5, "note": "skipped", "val_iou": [0.99, 0.4, None]})
         version = store.log_model(root / "model", "veernet-multiclass")
+        run_id = mlflow.active_run().info.run_id
+    logged = mlflow.get_run(run_id).data.metrics
+    assert logged == {"loss": 0.5, "val_iou_0": 0.99, "val_iou_1": 0.4}
     assert version == "1"
     assert store.alias_version(root, "veernet-multiclass", "champion") is None
     with pytest.raises(LookupError, match="alias 'champion' is not set"):

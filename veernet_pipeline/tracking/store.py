@@ -75,9 +75,19 @@ def stage_run(root: Path, stage: str, params: Mapping[str, Any], tags: Mapping[s
         yield run
 
 
-def log_epoch(epoch: int, metrics: Mapping[str, float]) -> None:
-    """Per-epoch metrics into the active run (non-numeric entries are skipped by design)."""
-    mlflow.log_metrics({k: float(v) for k, v in metrics.items() if isinstance(v, int | float)}, step=epoch)
+def log_epoch(epoch: int, metrics: Mapping[str, Any]) -> None:
+    """Per-epoch metrics into the active run.
+
+    A list (the per-class validation IoU) becomes one metric per entry, `<name>_<index>`; None
+    (an IoU with no pixels of that class) and other non-numeric entries are skipped.
+    """
+    flat: dict[str, float] = {}
+    for key, value in metrics.items():
+        for name, item in ([(f"{key}_{i}", v) for i, v in enumerate(value)] if isinstance(value, list)
+                           else [(key, value)]):
+            if isinstance(item, int | float):
+                flat[name] = float(item)
+    mlflow.log_metrics(flat, step=epoch)
 
 
 def log_model(model_dir: Path, registered_name: str) -> str:
