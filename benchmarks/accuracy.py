@@ -22,7 +22,6 @@ of MAE (for an error the bad tail is the high one). Defaults come from params.ya
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import time
@@ -40,7 +39,7 @@ from veernet_pipeline.evaluation.metrics import curve_metrics
 from veernet_pipeline.evaluation.report import curve_name
 from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.predict import predict_probs
-from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
@@ -123,19 +122,6 @@ def _fmt(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.4f}"
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN -> None recursively (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
-
-
 def run(set_dir: Path, model_dir: Path, settings: Settings, split: str, max_logs: int, out_dir: Path) -> dict[str, Any]:
     """Score both methods on `split` of `set_dir`, write the results, return the JSON document."""
     logs = select_logs(set_dir, split, max_logs)
@@ -163,7 +149,7 @@ def run(set_dir: Path, model_dir: Path, settings: Settings, split: str, max_logs
              f"`{settings.profile}`. MAE in track units. Percentiles over logs (p10 for R², |r|, coverage; p90 for "
              f"MAE: the bad tail). VeerNet identities as predicted; the classical tracer's scored under the "
              f"better of its two assignments per log (swapped on {len(swapped)} of {len(logs)}).\n")
-    write_text_atomic(out_dir / "accuracy.json", json.dumps(_json_safe(document), indent=2, allow_nan=False) + "\n")
+    write_json_atomic(out_dir / "accuracy.json", document)
     write_text_atomic(out_dir / "accuracy.md", "# Accuracy: VeerNet vs the classical tracer\n\n" + table + notes)
     print(table + notes)
     return document

@@ -22,7 +22,6 @@ and `docs/loss-ablation.md` (one table) in the repository, and prints the table.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import tempfile
@@ -35,7 +34,7 @@ import pandas as pd
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model
-from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.model.veernet import WEIGHTS_FILE
 from veernet_pipeline.training.losses import LOSSES
 from veernet_pipeline.training.recipes import train_stage
@@ -103,19 +102,6 @@ def _fmt(value: float | None) -> str:
     return f"{value:.4f}" if _finite(value) else "n/a"
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN and infinity -> None recursively (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _check_inputs(set_dir: Path, binary: Path) -> None:
     if not (set_dir / "index.parquet").is_file():
         raise FileNotFoundError(f"{set_dir / 'index.parquet'}: no index; --set-dir must be a synthetic multiclass set "
@@ -181,7 +167,7 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
                                           f"among losses with median coverage >= {MIN_COVERAGE} on both",
         "winner_is_default": winner == default_loss, "losses": rows, "histories": histories,
     }
-    write_text_atomic(json_out, json.dumps(_json_safe(document), indent=2, allow_nan=False) + "\n")
+    write_json_atomic(json_out, document)
     command = "python benchmarks/losses.py" + "".join(f" --set {o}" for o in overrides)
     write_text_atomic(doc_out, f"# Loss ablation\n\nThe multiclass stage trained once per loss under one budget and "
                       f"scored on the same held-out logs (`{command}`; raw figures in "

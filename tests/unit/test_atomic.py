@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from veernet_pipeline.io.atomic import atomic_path, write_text_atomic
+from veernet_pipeline.io.atomic import atomic_path, write_json_atomic, write_text_atomic
 
 
 def test_outputs_get_the_permissions_a_plain_open_gives(tmp_path: Path) -> None:
@@ -26,3 +28,12 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
         raise RuntimeError("crash mid-write")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_write_json_atomic_keeps_json_strict(tmp_path: Path) -> None:
+    document = {"r2": float("nan"), "mae": np.float32(0.5), "n": np.int64(3), "per_class": [1.0, float("inf")],
+                1: (np.nan, 2)}
+    write_json_atomic(tmp_path / "m.json", document)
+    text = (tmp_path / "m.json").read_text()
+    assert json.loads(text) == {"r2": None, "mae": 0.5, "n": 3, "per_class": [1.0, None], "1": [None, 2]}
+    assert "NaN" not in text and "Infinity" not in text

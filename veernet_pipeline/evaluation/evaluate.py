@@ -14,7 +14,6 @@ compared, column by column, with whichever true curve lies nearer.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -33,7 +32,7 @@ from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, over
 from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.digitize import rows_to_values
 from veernet_pipeline.inference.predict import predict_probs
-from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.atomic import write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
@@ -137,7 +136,7 @@ def evaluate_model(
     metrics = _summarise(records, pooled, params.split, len(logs))
     out_dir = Path(out_dir)
     write_per_log_csv(out_dir / "per_log.csv", records)
-    write_text_atomic(out_dir / "metrics.json", json.dumps(_json_safe(metrics), indent=2, allow_nan=False) + "\n")
+    write_json_atomic(out_dir / "metrics.json", metrics)
     overlay_png(out_dir / "overlay.png", *ranked[-1][2:])
     best, worst = ranked[:OVERLAYS_PER_END], ranked[::-1][:OVERLAYS_PER_END]
     for name, chosen in (("best", best), ("worst", worst)):
@@ -260,12 +259,3 @@ def _finite_stat(stat: Callable[[np.ndarray], Any], values: np.ndarray) -> float
 
 def _mean_or_nan(values: Sequence[float]) -> float:
     return _finite_stat(np.mean, np.asarray(values, dtype=np.float64))
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN -> None recursively, so metrics.json stays strict JSON."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value

@@ -6,12 +6,17 @@ never leaves a half-written file where a reader (or the next run's skip check) w
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 
 def _current_umask() -> int:
@@ -79,3 +84,21 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities -> None and numpy scalars -> Python, recursively, so the JSON stays strict."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return json_safe(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_json_atomic(path: Path | str, document: Any) -> None:
+    """Write `document` as indented strict JSON (see `json_safe`) to `path` atomically."""
+    write_text_atomic(path, json.dumps(json_safe(document), indent=2, allow_nan=False) + "\n")
