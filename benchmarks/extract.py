@@ -1,0 +1,176 @@
+"""Tune the path search (params.yaml `extract:`) on validation logs, never on the test split.
+
+    python benchmarks/extract.py [--model MODEL_DIR] [--profile NAME] [--split val] [--max-logs N]
+
+The net's class probabilities are computed once per log; then the path search
+(`evaluation/trace.py`) reads the curves again under each candidate setting and every reading is
+scored as `evaluate.py` scores it (`truth_tracks`, `curve_metrics`, `swap_share`). The search is
+coordinate descent: starting from the profile's `extract:` values, each knob in turn tries the
+values of `GRID` with the others held, and keeps the best; two passes over the knobs.
+
+Objective: the gate's figure, the lower of the two per-curve median R^2 over logs; ties go to the
+lower mean of the per-curve median MAE. Tuning on `val` (wells that are neither trained nor
+tested on) keeps the test split's figures honest: copy the winning values into params.yaml
+`extract:` and the next `veernet evaluate` measures them on `test`.
+
+Writes `results/extract.json` (every setting tried, with its figures) and `results/extract.md`
+(the starting and the best setting, knob by knob) beside this script, and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from veernet_pipeline.config import ExtractParams, load_settings
+from veernet_pipeline.evaluation.evaluate import select_logs, swap_share, truth_tracks
+from veernet_pipeline.evaluation.metrics import curve_metrics
+from veernet_pipeline.evaluation.trace import trace_curves
+from veernet_pipeline.inference.predict import predict_probs
+from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.model.veernet import load_model
+from veernet_pipeline.progress import progress
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+# Values each knob tries (the profile's own value is always tried too).
+GRID: dict[str, list[float]] = {
+    "jump_px": [2.0, 4.0, 8.0, 16.0],
+    "share_weight": [0.25, 0.5, 1.0, 2.0, 4.0],
+    "absent_cost": [0.75, 1.5, 3.0, 6.0],
+    "gap_cost": [1.0, 2.0, 4.0, 8.0],
+    "crossing_cost": [0.0, 1.0, 2.0, 4.0],
+    "min_confidence": [0.2, 0.3, 0.5],
+    "max_candidates": [4, 6, 8],
+}
+PASSES = 2
+
+
+def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_width: int, tile_overlap: int,
+              ) -> list[dict[str, Any]]:
+    """Class probabilities and truth of every chosen log, computed once."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = load_model(model_dir, map_location=device)
+    logs = []
+    for row in progress(select_logs(set_dir, split, max_logs).itertuples(index=False), desc="predict", unit="log"):
+        image = decode_scan(set_dir / row.image)
+        height, width = image.shape
+        calibration = Calibration.from_file(set_dir / row.calibration)
+        n_truth = min(int(row.n_curves), len(calibration.curves))
+        logs.append({"id": row.id, "height": height,
+                     "probs": predict_probs(model, image, tile_width, tile_overlap, device),
+                     "truth": truth_tracks(set_dir / row.las, calibration, width, n_truth, height)})
+    return logs
+
+
+def score(logs: list[dict[str, Any]], params: ExtractParams) -> dict[str, float]:
+    """Per-curve median R^2 and MAE over logs, mean swap share, and the objective, under `params`."""
+    per_curve: dict[int, dict[str, list[float]]] = {0: {"r2": [], "mae": []}, 1: {"r2": [], "mae": []}}
+    swaps = []
+    for item in logs:
+        rows, _ = trace_curves(item["probs"], params)
+        pred, truth = (rows + 0.5) / item["height"], item["truth"]
+        n = min(pred.shape[0], truth.shape[0])
+        for k in range(n):
+            metrics = curve_metrics(pred[k], truth[k])
+            per_curve[k]["r2"].append(metrics["r2"])
+            per_curve[k]["mae"].append(metrics["mae"])
+        if n == 2:
+            swaps.append(swap_share(pred, truth))
+    out = {}
+    for k, name in ((0, "A"), (1, "B")):
+        out[f"median_r2_{name}"] = _nanmedian(per_curve[k]["r2"])
+        out[f"median_mae_{name}"] = _nanmedian(per_curve[k]["mae"])
+    out["swap_share"] = _nanmean(swaps)
+    r2s = [out["median_r2_A"], out["median_r2_B"]]
+    out["objective"] = min(r2s) if all(math.isfinite(v) for v in r2s) else -math.inf
+    out["mean_mae"] = float(np.mean([out["median_mae_A"], out["median_mae_B"]]))
+    return out
+
+
+def better(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether figures `a` beat `b`: higher objective, then lower mean MAE."""
+    return (a["objective"], -a["mean_mae"]) > (b["objective"], -b["mean_mae"])
+
+
+def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractParams, list[dict[str, Any]]]:
+    """Coordinate descent over `GRID` from `start`; returns the best params and every trial."""
+    best, best_figures = start, score(logs, start)
+    trials = [{"params": start.model_dump(), **best_figures}]
+    log.info("start: %s", best_figures)
+    for _ in range(PASSES):
+        for knob, values in GRID.items():
+            for value in values:
+                if getattr(best, knob) == value:
+                    continue
+                candidate = best.model_copy(update={knob: type(getattr(best, knob))(value)})
+                figures = score(logs, candidate)
+                trials.append({"params": candidate.model_dump(), **figures})
+                if better(figures, best_figures):
+                    best, best_figures = candidate, figures
+                    log.info("%s = %s: objective %.4f, mean MAE %.4f", knob, value, figures["objective"],
+                             figures["mean_mae"])
+    return best, trials
+
+
+def markdown(start: dict[str, Any], best: dict[str, Any], n_logs: int, split: str, model_dir: Path) -> str:
+    """The starting and the best setting side by side, with their figures."""
+    lines = ["| | start | best |", "|---|---:|---:|"]
+    for knob in GRID:
+        lines.append(f"| `{knob}` | {start['params'][knob]} | {best['params'][knob]} |")
+    for key in ("median_r2_A", "median_r2_B", "median_mae_A", "median_mae_B", "swap_share"):
+        lines.append(f"| {key} | {start[key]:.4f} | {best[key]:.4f} |")
+    return (f"# Path-search tuning\n\n{n_logs} logs of split `{split}`, model `{model_dir.name}`; objective: "
+            f"the lower per-curve median R^2.\n\n" + "\n".join(lines) + "\n")
+
+
+def _nanmedian(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan
+
+
+def _nanmean(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.mean(finite)) if finite else math.nan
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse arguments, tune, write the JSON and the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, help="multiclass model folder (default: paths.models/multiclass)")
+    parser.add_argument("--set-dir", type=Path, help="synthetic set (default: paths.synthetic/multiclass)")
+    parser.add_argument("--params", type=Path, help="params.yaml (default: $VEERNET_PARAMS or the nearest one)")
+    parser.add_argument("--profile", help="params.yaml profile (default: the file's `profile:`)")
+    parser.add_argument("--split", default="val", help="split to tune on (default: val; never tune on test)")
+    parser.add_argument("--max-logs", type=int, default=16, help="logs of the split to use (0 = all)")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="folder for extract.json / extract.md")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = load_settings(args.params, args.profile)
+    model_dir = (args.model or settings.path("models") / "multiclass").resolve()
+    set_dir = (args.set_dir or settings.path("synthetic") / "multiclass").resolve()
+    logs = load_logs(model_dir, set_dir, args.split, args.max_logs, settings.evaluate.tile_width,
+                     settings.evaluate.tile_overlap)
+    best, trials = search(logs, settings.extract)
+    best_trial = next(t for t in trials if t["params"] == best.model_dump())
+    document = {"model": str(model_dir), "set": str(set_dir), "split": args.split, "n_logs": len(logs),
+                "profile": settings.profile, "start": trials[0], "best": best_trial, "trials": trials}
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(args.out / "extract.json", document)
+    table = markdown(trials[0], best_trial, len(logs), args.split, model_dir)
+    write_text_atomic(args.out / "extract.md", table)
+    print(table)
+    return document
+
+
+if __name__ == "__main__":
+    main()
