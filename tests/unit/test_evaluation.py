@@ -205,6 +205,9 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     assert set(on_disk) == set(metrics)
     per_log = pd.read_csv(tmp_path / "eval" / "per_log.csv", dtype={"id": str})
     assert len(per_log) == 2 * len(curves) and set(per_log["curve"]) == curves and set(per_log["id"]) == {"a", "b"}
+    # What a log is like, so failures can be grouped: scale kind, curves in the track, share drawn wrapped.
+    assert set(per_log["scale"]) <= {"linear", "log"} and set(per_log["n_curves"]) <= {1, 2}
+    assert per_log["wrapped_share"].between(0.0, 1.0).all()
     medians = [metrics["curves"][c]["median_r2"] for c in sorted(curves)]
     expected = math.nan if any(math.isnan(m) for m in medians) else min(medians)
     assert metrics["median_r2"] == pytest.approx(expected, nan_ok=True)

@@ -176,13 +176,15 @@ def _evaluate_log(
         # stretches on their backup scale). Only values pegged at a track edge beyond the last
         # backup scale are left out: the picture cannot show them.
         read_values, _ = rows_to_values(calibration, rows[k], height, k)
-        drawn, _ = scale.wrap(scale.value_to_fraction(values[k]))
+        drawn, wraps = scale.wrap(scale.value_to_fraction(values[k]))
         shown = (drawn >= 0.0) & (drawn <= 1.0)
         physical = np.abs(read_values - values[k])[shown]
+        known = np.isfinite(values[k])
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
                         "unit": scale.unit, "width": width, "height": height, **scores, "swap_share": swaps,
                         "mae_physical": _finite_stat(np.mean, physical),
-                        "mean_confidence": float(confidence[k].mean())})
+                        "mean_confidence": float(confidence[k].mean()), "n_curves": n_truth, "scale": scale.scale,
+                        "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan})
     num_classes = probs.shape[0]
     # A binary model is scored as curve vs background whatever the set labels its curves.
     true_class = (mask > 0).astype(np.uint8) if num_classes == 2 else mask
