@@ -194,10 +194,14 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     model = build_model(test_settings.model, num_classes)
     save_model(tmp_path / "model", model, test_settings.model, num_classes)
 
+    stale = tmp_path / "eval" / "overlays" / "worst_1_earlier-model.png"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an earlier evaluation's picture")
     metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate,
                              test_settings.extract)
 
     assert metrics["n_logs"] == 2 and metrics["split"] == "test"
+    assert not stale.exists()
     assert set(metrics["curves"]) == curves
     assert set(metrics["classes"]) == {str(k) for k in range(max(num_classes, 2))}
     assert set(metrics["classes"]["1"]) == {"iou", "f1", "precision", "recall"}

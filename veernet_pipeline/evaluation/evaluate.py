@@ -32,7 +32,7 @@ from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, over
 from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.inference.digitize import rows_to_values
 from veernet_pipeline.inference.predict import predict_probs
-from veernet_pipeline.io.atomic import write_json_atomic
+from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
@@ -139,9 +139,11 @@ def evaluate_model(
     write_json_atomic(out_dir / "metrics.json", metrics)
     overlay_png(out_dir / "overlay.png", *ranked[-1][2:])
     best, worst = ranked[:OVERLAYS_PER_END], ranked[::-1][:OVERLAYS_PER_END]
-    for name, chosen in (("best", best), ("worst", worst)):
-        for rank, (_, log_id, image, truth_rows, pred_rows) in enumerate(chosen, start=1):
-            overlay_png(out_dir / "overlays" / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows)
+    # The folder is replaced whole: a re-evaluation's pictures never mix with an earlier model's.
+    with atomic_dir(out_dir / "overlays") as overlays:
+        for name, chosen in (("best", best), ("worst", worst)):
+            for rank, (_, log_id, image, truth_rows, pred_rows) in enumerate(chosen, start=1):
+                overlay_png(overlays / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows)
     log.info("evaluated %d logs of %s: median R^2 %.4f, median MAE %.4f",
              len(logs), set_dir, metrics["median_r2"], metrics["median_mae"])
     return metrics
