@@ -76,9 +76,12 @@ def test_probs_shape_dtype_and_even_split() -> None:
     np.testing.assert_array_equal(probs[1], probs[2])
 
 
-def test_tracer_recovers_both_curves_where_apart(test_settings: Settings) -> None:
+@pytest.mark.parametrize("share_weight", [0.5, 4.0])
+def test_tracer_recovers_both_curves_where_apart(test_settings: Settings, share_weight: float) -> None:
     image, truth_a, truth_b, _, _ = _scan()
-    rows, confidence = trace_classical(image, test_settings.extract)
+    # The class-evidence weight tuned for a net must not matter: the tracer has no class evidence.
+    extract = test_settings.extract.model_copy(update={"share_weight": share_weight})
+    rows, confidence = trace_classical(image, extract)
     assert rows.shape == (2, W) and confidence.shape == (2, W)
     apart = np.abs(truth_a - truth_b) > 6
     # Between crossings the identity rests on continuity alone, so each apart stretch may be swapped.

@@ -21,8 +21,10 @@ What a digitiser without a network does, so VeerNet's margin is measured against
    has no way to tell solid from dashed by class. These go through `trace_curves`, the very same
    joint Viterbi path search (same `extract:` parameters) that reads VeerNet's probabilities. So
    the two methods differ only in the per-pixel evidence, which is the comparison we want: the
-   shared search rewards dark runs (-log peak), continuity and gap bridging equally for both,
-   and its class-share term is a constant here, so curve identity rests on continuity alone.
+   shared search rewards dark runs (-log peak), continuity and gap bridging equally for both.
+   There is no class evidence here, so its weight (`share_weight`) is set to 0: an even split
+   would otherwise add a constant cost to every candidate and, with a large weight, make
+   absence cheaper than any ink. Curve identity rests on continuity alone.
    The curve identities that come out are therefore arbitrary; `best_assignment` scores a log
    under whichever of the two identity assignments fits better.
 """
@@ -132,7 +134,8 @@ def trace_classical(image: np.ndarray, extract: ExtractParams) -> tuple[np.ndarr
 
     Args:
         image: the scan, ink dark (0) on light (255).
-        extract: path-search knobs (params.yaml `extract:`), the same VeerNet is read with.
+        extract: path-search knobs (params.yaml `extract:`), the same VeerNet is read with, except
+            `share_weight`, which is 0 (no class evidence).
 
     Returns:
         `(rows, confidence)` as `trace_curves` returns them; the order of the two curves is arbitrary.
@@ -140,7 +143,7 @@ def trace_classical(image: np.ndarray, extract: ExtractParams) -> tuple[np.ndarr
     Shape:
         image: (H, W) uint8. rows, confidence: (2, W).
     """
-    return trace_curves(classical_probs(image), extract)
+    return trace_curves(classical_probs(image), extract.model_copy(update={"share_weight": 0.0}))
 
 
 def best_assignment(pred: np.ndarray, truth: np.ndarray) -> tuple[list[dict[str, float]], tuple[int, ...]]:
