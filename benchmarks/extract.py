@@ -9,9 +9,12 @@ coordinate descent: starting from the profile's `extract:` values, each knob in 
 values of `GRID` with the others held, and keeps the best; two passes over the knobs.
 
 Objective: the gate's figure, the lower of the two per-curve median R^2 over logs; ties go to the
-lower mean of the per-curve median MAE. Tuning on `val` (wells that are neither trained nor
-tested on) keeps the test split's figures honest: copy the winning values into params.yaml
-`extract:` and the next `veernet evaluate` measures them on `test`.
+lower mean of the per-curve median MAE. R^2 and MAE count only the columns a curve is read in, so
+a setting that reads less could score better by leaving hard stretches unread: a setting only
+competes if each curve's median coverage stays within `COVERAGE_SLACK` of the starting setting's.
+Tuning on `val` (wells that are neither trained nor tested on) keeps the test split's figures
+honest: copy the winning values into params.yaml `extract:` and the next `veernet evaluate`
+measures them on `test`.
 
 Writes `results/extract.json` (every setting tried, with its figures) and `results/extract.md`
 (the starting and the best setting, knob by knob) beside this script, and prints the table.
@@ -44,15 +47,16 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 # Values each knob tries (the profile's own value is always tried too).
 GRID: dict[str, list[float]] = {
-    "jump_px": [2.0, 4.0, 8.0, 16.0],
+    "jump_px": [2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
     "share_weight": [0.25, 0.5, 1.0, 2.0, 4.0],
     "absent_cost": [0.75, 1.5, 3.0, 6.0],
-    "gap_cost": [1.0, 2.0, 4.0, 8.0],
+    "gap_cost": [1.0, 2.0, 4.0, 8.0, 16.0],
     "crossing_cost": [0.0, 1.0, 2.0, 4.0],
     "min_confidence": [0.2, 0.3, 0.5],
     "max_candidates": [4, 6, 8],
 }
 PASSES = 2
+COVERAGE_SLACK = 0.005
 
 
 def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_width: int, tile_overlap: int,
@@ -74,7 +78,7 @@ def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_wi
 
 def score(logs: list[dict[str, Any]], params: ExtractParams) -> dict[str, float]:
     """Per-curve median R^2 and MAE over logs, mean swap share, and the objective, under `params`."""
-    per_curve: dict[int, dict[str, list[float]]] = {0: {"r2": [], "mae": []}, 1: {"r2": [], "mae": []}}
+    per_curve: dict[int, dict[str, list[float]]] = {k: {"r2": [], "mae": [], "coverage": []} for k in (0, 1)}
     swaps = []
     for item in logs:
         rows, _ = trace_curves(item["probs"], params)
@@ -84,12 +88,14 @@ def score(logs: list[dict[str, Any]], params: ExtractParams) -> dict[str, float]
             metrics = curve_metrics(pred[k], truth[k])
             per_curve[k]["r2"].append(metrics["r2"])
             per_curve[k]["mae"].append(metrics["mae"])
+            per_curve[k]["coverage"].append(metrics["coverage"])
         if n == 2:
             swaps.append(swap_share(pred, truth))
     out = {}
     for k, name in ((0, "A"), (1, "B")):
         out[f"median_r2_{name}"] = _nanmedian(per_curve[k]["r2"])
         out[f"median_mae_{name}"] = _nanmedian(per_curve[k]["mae"])
+        out[f"median_coverage_{name}"] = _nanmedian(per_curve[k]["coverage"])
     out["swap_share"] = _nanmean(swaps)
     r2s = [out["median_r2_A"], out["median_r2_B"]]
     out["objective"] = min(r2s) if all(math.isfinite(v) for v in r2s) else -math.inf
@@ -97,8 +103,10 @@ def score(logs: list[dict[str, Any]], params: ExtractParams) -> dict[str, float]
     return out
 
 
-def better(a: dict[str, float], b: dict[str, float]) -> bool:
-    """Whether figures `a` beat `b`: higher objective, then lower mean MAE."""
+def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) -> bool:
+    """Whether figures `a` beat `b`: coverage of both curves at `floor` or above, higher objective, lower mean MAE."""
+    if any(not a[key] >= floor[key] for key in floor):  # a NaN coverage fails too
+        return False
     return (a["objective"], -a["mean_mae"]) > (b["objective"], -b["mean_mae"])
 
 
@@ -106,6 +114,7 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
     """Coordinate descent over `GRID` from `start`; returns the best params and every trial."""
     best, best_figures = start, score(logs, start)
     trials = [{"params": start.model_dump(), **best_figures}]
+    floor = {key: best_figures[key] - COVERAGE_SLACK for key in ("median_coverage_A", "median_coverage_B")}
     log.info("start: %s", best_figures)
     for _ in range(PASSES):
         for knob, values in GRID.items():
@@ -115,10 +124,11 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
                 candidate = best.model_copy(update={knob: type(getattr(best, knob))(value)})
                 figures = score(logs, candidate)
                 trials.append({"params": candidate.model_dump(), **figures})
-                if better(figures, best_figures):
+                if better(figures, best_figures, floor):
                     best, best_figures = candidate, figures
-                    log.info("%s = %s: objective %.4f, mean MAE %.4f", knob, value, figures["objective"],
-                             figures["mean_mae"])
+                    log.info("%s = %s: objective %.4f, mean MAE %.4f, coverage %.4f / %.4f", knob, value,
+                             figures["objective"], figures["mean_mae"], figures["median_coverage_A"],
+                             figures["median_coverage_B"])
     return best, trials
 
 
@@ -127,7 +137,8 @@ def markdown(start: dict[str, Any], best: dict[str, Any], n_logs: int, split: st
     lines = ["| | start | best |", "|---|---:|---:|"]
     for knob in GRID:
         lines.append(f"| `{knob}` | {start['params'][knob]} | {best['params'][knob]} |")
-    for key in ("median_r2_A", "median_r2_B", "median_mae_A", "median_mae_B", "swap_share"):
+    for key in ("median_r2_A", "median_r2_B", "median_mae_A", "median_mae_B", "median_coverage_A",
+                "median_coverage_B", "swap_share"):
         lines.append(f"| {key} | {start[key]:.4f} | {best[key]:.4f} |")
     return (f"# Path-search tuning\n\n{n_logs} logs of split `{split}`, model `{model_dir.name}`; objective: "
             f"the lower per-curve median R^2.\n\n" + "\n".join(lines) + "\n")
