@@ -76,7 +76,16 @@ def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves:
     Shape:
         Returns (n_curves, W).
     """
-    values = truth_values(las_path, calibration, width, n_curves)
+    return drawn_tracks(truth_values(las_path, calibration, width, n_curves), calibration, height)
+
+
+def drawn_tracks(values: np.ndarray, calibration: Calibration, height: int) -> np.ndarray:
+    """`truth_tracks` from values already read (`truth_values`), so a caller needing both reads the LAS once.
+
+    Shape:
+        values: (n_curves, W). Returns (n_curves, W).
+    """
+    n_curves, width = values.shape
     offset = calibration.skew_offset(np.arange(width))
     tracks = np.full((n_curves, width), np.nan)
     for k in range(n_curves):
@@ -163,8 +172,8 @@ def _evaluate_log(
     probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device)
     rows, confidence = trace_curves(probs, extract)
     n_truth = min(int(row.n_curves), len(calibration.curves))
-    truth = truth_tracks(set_dir / row.las, calibration, width, n_truth, height)
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
+    truth = drawn_tracks(values, calibration, height)
     pred = (rows + 0.5) / height
     if rows.shape[0] == 1 and n_truth > 1:
         truth = match_binary(pred[0], truth)[None]
