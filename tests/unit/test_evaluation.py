@@ -45,12 +45,15 @@ def test_curve_metrics_known_values_and_coverage() -> None:
     assert m["mae"] == pytest.approx(0.1 / 3)
     assert m["mse"] == pytest.approx(0.01 / 3)
     assert m["r2"] == pytest.approx(0.5)
+    assert m["misread_share"] == pytest.approx(1 / 3)  # the 0.1 error is beyond MISREAD_TRACK, the others are not
     assert curve_metrics(truth, truth)["r2"] == pytest.approx(1.0)
+    assert curve_metrics(truth, truth)["misread_share"] == 0.0
 
 
 def test_curve_metrics_without_predictions_is_nan_with_zero_coverage() -> None:
     m = curve_metrics(np.full(4, np.nan), np.linspace(0, 1, 4))
     assert m["coverage"] == 0.0 and m["n"] == 0 and math.isnan(m["r2"]) and math.isnan(m["mae"])
+    assert math.isnan(m["misread_share"])
 
 
 def test_mask_metrics_per_class_counts() -> None:
@@ -129,6 +132,21 @@ def test_truth_tracks_follow_wrap_and_skew(tmp_path: Path) -> None:
     shift = np.tan(np.radians(0.5)) * (np.arange(100) - 50.0) / 200
     np.testing.assert_allclose(tracks[0], 2.0 / 3.0 + shift, atol=1e-9)
     np.testing.assert_allclose(tracks[1], 0.5 + shift, atol=1e-9)
+
+
+def test_truth_tracks_leave_out_rows_the_skew_moves_off_the_image(tmp_path: Path) -> None:
+    """A curve pegged at the bottom edge of a skewed track is drawn below the image on one side: no truth there."""
+    depth = np.arange(1000.0, 1060.5, 0.5)
+    _las(tmp_path / "t.las", depth, np.full_like(depth, -10.0), np.full_like(depth, 20.0))  # GR below 0: bottom edge
+    sidecar = {**CALIB, "skew": {"angle_deg": 1.0, "pivot_column": 50.0}}
+    calib = Calibration.from_dict(sidecar)
+    tracks = truth_tracks(tmp_path / "t.las", calib, 100, 2, 200)
+    image_rows = 199.0 + calib.skew_offset(np.arange(100))
+    off = np.floor(image_rows + 0.5) > 199
+    assert off.any() and (~off).any()
+    assert np.isnan(tracks[0, off]).all()
+    np.testing.assert_allclose(tracks[0, ~off], (image_rows[~off] + 0.5) / 200, atol=1e-9)
+    assert np.isfinite(tracks[1]).all()  # mid-track, on the image in every column
 
 
 def test_truth_tracks_names_a_missing_curve(tmp_path: Path) -> None:
@@ -219,7 +237,8 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     # Two logs: each is among both the best five and the worst five.
     assert sorted(p.name.split("_")[0] for p in (tmp_path / "eval" / "overlays").iterdir()) == ["best"] * 2 + [
         "worst"] * 2
-    assert {"median_pearson_abs", "p10_r2", "median_mae_physical", "median_swap_share"} <= set(metrics["curves"]["A"])
+    assert {"median_pearson_abs", "p10_r2", "median_mae_physical", "median_swap_share",
+            "median_misread_share"} <= set(metrics["curves"]["A"])
 
 
 def test_swap_share_counts_crossed_columns() -> None:

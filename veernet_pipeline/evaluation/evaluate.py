@@ -3,10 +3,11 @@
 For each log of the chosen split: class probabilities (tiled, native resolution), one subpixel
 row per column per curve, and the truth read from the log's ground-truth LAS at the depth of
 every column. Curves are compared in track units (0 top edge, 1 bottom edge of the track):
-prediction = (row + 0.5) / H, truth = `calibration.value_to_track` of the LAS value interpolated
-at `calibration.column_depths(W)`. Truth that falls off the track (outside 0..1) is not in the
-picture, so it is left out rather than counted against the model. Physical units compare the
-values `veernet digitize` would write (deskewed, unwrapped onto backup scales) with the LAS itself.
+prediction = (row + 0.5) / H, truth = where the sidecar draws the LAS value interpolated at
+`calibration.column_depths(W)` (`drawn_tracks`: backup wrap, edge pegging, skew). Where the skew
+moves a drawn row off the image, the picture does not show the curve, so that column is left out
+rather than counted against the model. Physical units compare the values `veernet digitize` would
+write (deskewed, unwrapped onto backup scales) with the LAS itself.
 
 A one-logit binary model cannot tell two curves apart; on a two-curve log its single curve is
 compared, column by column, with whichever true curve lies nearer.
@@ -41,7 +42,7 @@ from veernet_pipeline.progress import progress
 
 log = logging.getLogger(__name__)
 
-CURVE_METRICS = ("r2", "mae", "mse", "coverage", "pearson_abs", "swap_share", "mae_physical")
+CURVE_METRICS = ("r2", "mae", "mse", "coverage", "pearson_abs", "misread_share", "swap_share", "mae_physical")
 OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
 
 
@@ -71,7 +72,8 @@ def truth_tracks(las_path: Path, calibration: Calibration, width: int, n_curves:
 
     "Drawn" follows the sidecar: a value off the track sits on its backup scale (wrap) or pegged at
     the edge, and a skewed scan shifts every row by `calibration.skew_offset`. That is what the
-    picture shows, so it is what a read-out of the picture is scored against.
+    picture shows, so it is what a read-out of the picture is scored against; where the skew moves
+    the drawn row past the image's top or bottom edge, the picture shows nothing and the truth is NaN.
 
     Shape:
         Returns (n_curves, W).
@@ -90,7 +92,11 @@ def drawn_tracks(values: np.ndarray, calibration: Calibration, height: int) -> n
     tracks = np.full((n_curves, width), np.nan)
     for k in range(n_curves):
         rows, _ = calibration.value_to_drawn_row(values[k], height, k)
-        tracks[k] = np.where(np.isfinite(values[k]), (rows + offset + 0.5) / height, np.nan)
+        image_rows = rows + offset
+        # The renderer inks the nearest pixel row and drops rows outside the image (synthetic/strokes.py).
+        nearest = np.floor(image_rows + 0.5)
+        shown = np.isfinite(values[k]) & (nearest >= 0) & (nearest <= height - 1)
+        tracks[k] = np.where(shown, (image_rows + 0.5) / height, np.nan)
     return tracks
 
 
@@ -120,7 +126,7 @@ def evaluate_model(
 
     Returns:
         `split`, `n_logs`, `curves` ({"A": {"median_r2", "p10_r2", "mean_r2", ...}, ...} over logs,
-        for r2, mae, mse, coverage, pearson_abs, swap_share and mae_physical),
+        for r2, mae, mse, coverage, pearson_abs, misread_share, swap_share and mae_physical),
         `classes` ({"0": {"iou", "f1", "precision", "recall"}, ...} from pixel counts pooled
         over logs), `median_r2` (lowest per-curve median R^2: the gate's figure), `median_mae`
         and `median_mse` (highest per-curve medians). NaN where undefined (null in the JSON).
@@ -174,6 +180,7 @@ def _evaluate_log(
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
     truth = drawn_tracks(values, calibration, height)
+    visible = truth.copy()  # NaN where the picture cannot show the curve; `truth` may be re-paired below
     pred = (rows + 0.5) / height
     if rows.shape[0] == 1 and n_truth > 1:
         truth = match_binary(pred[0], truth)[None]
@@ -188,7 +195,7 @@ def _evaluate_log(
         # backup scale are left out: the picture cannot show them.
         read_values, _ = rows_to_values(calibration, rows[k], height, k)
         drawn, wraps = scale.wrap(scale.value_to_fraction(values[k]))
-        shown = (drawn >= 0.0) & (drawn <= 1.0)
+        shown = (drawn >= 0.0) & (drawn <= 1.0) & np.isfinite(visible[k])
         physical = np.abs(read_values - values[k])[shown]
         known = np.isfinite(values[k])
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# A column read this far from the truth (track units; 2 % is 13 px on a 640-px track) is a misread:
+# the path sat on the wrong ink or none, not a subpixel imprecision. R^2 is decided by these columns.
+MISREAD_TRACK = 0.02
+
 
 def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     """R^2, MAE, MSE and coverage of one predicted curve against its truth.
@@ -26,7 +30,8 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
         columns or a flat truth), `mae`, `mse` over the same columns (NaN when none),
         `coverage` = share of truth columns with a prediction (NaN without truth), `n` = number
         of compared columns, `pearson_abs` = |Pearson r| of prediction and truth over the same
-        columns (NaN with fewer than two, or when either side is flat).
+        columns (NaN with fewer than two, or when either side is flat), `misread_share` = share of
+        compared columns more than `MISREAD_TRACK` from the truth (NaN when none).
 
     Shape:
         pred, truth: (W,).
@@ -41,7 +46,7 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     coverage = n / int(has_truth.sum()) if has_truth.any() else float("nan")
     if n == 0:
         return {"r2": float("nan"), "mae": float("nan"), "mse": float("nan"), "coverage": coverage, "n": 0,
-                "pearson_abs": float("nan")}
+                "pearson_abs": float("nan"), "misread_share": float("nan")}
     t, p = truth[both], pred[both]
     err = p - t
     ss_res = float(np.sum(err**2))
@@ -53,7 +58,7 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
     cross = float(np.sum((p - p.mean()) * (t - t.mean())))
     pearson_abs = abs(cross) / np.sqrt(ss_pred * ss_tot) if n >= 2 and ss_pred > 0 and ss_tot > 0 else float("nan")
     return {"r2": r2, "mae": float(np.mean(np.abs(err))), "mse": float(np.mean(err**2)), "coverage": coverage, "n": n,
-            "pearson_abs": float(pearson_abs)}
+            "pearson_abs": float(pearson_abs), "misread_share": float(np.mean(np.abs(err) > MISREAD_TRACK))}
 
 
 def mask_counts(pred_class: np.ndarray, true_class: np.ndarray, num_classes: int) -> np.ndarray:

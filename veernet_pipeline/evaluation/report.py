@@ -20,7 +20,7 @@ from veernet_pipeline.io.atomic import atomic_path
 
 PER_LOG_COLUMNS = (
     "id", "well", "curve", "mnemonic", "unit", "width", "height", "r2", "mae", "mse", "coverage", "n", "pearson_abs",
-    "swap_share", "mae_physical", "mean_confidence", "n_curves", "scale", "wrapped_share",
+    "misread_share", "swap_share", "mae_physical", "mean_confidence", "n_curves", "scale", "wrapped_share",
 )
 _DPI = 100
 _CURVE_STYLES = ("-", "--", ":", "-.")
