@@ -14,7 +14,8 @@ from veernet_pipeline.io.las import LasCurve, read_curves, write_las
 from veernet_pipeline.synthetic import artefacts, text
 from veernet_pipeline.synthetic.curves import Well, load_wells
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
-from veernet_pipeline.synthetic.styles import B_STYLES, BROKEN
+from veernet_pipeline.synthetic.strokes import stroke_pixels
+from veernet_pipeline.synthetic.styles import B_STYLES, BROKEN, CurveStyle
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 ALL_ARTEFACTS = ("paper", "illumination", "blur", "speckle", "jpeg", "skew", "bilevel")
@@ -113,6 +114,18 @@ def test_mask_is_the_curves_redrawn_from_las_and_sidecar(tmp_path: Path, wells: 
         assert wrapped > 0
     if solid:
         assert crossed > 0
+
+
+@pytest.mark.parametrize("line_width", [1, 2, 3, 4])
+def test_a_steep_stroke_is_centred_on_its_curve_whatever_its_width(line_width: int) -> None:
+    """Each column's ink is centred on the curve's row there: an even width must not draw it half a column late."""
+    width, height, slope = 60, 400, 5.0
+    rows = 50.0 + slope * np.arange(width)  # falls 5 px per column
+    style = CurveStyle("solid", (), 0.0, line_width, 0.0, (), (), ())
+    ys, xs, _ = stroke_pixels(rows, np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64), height, style)
+    for x in range(5, width - 5):
+        # Within 1 px; a stroke drawn half a column late is off by slope / 2 = 2.5 px.
+        assert abs(ys[xs == x].mean() - rows[x]) <= 1.0, (line_width, x, ys[xs == x].mean(), rows[x])
 
 
 def test_same_bytes_twice_and_alone(wells: list[Well]) -> None:
