@@ -69,7 +69,8 @@ def score_log(model: torch.nn.Module, set_dir: Path, row: Any, settings: Setting
     records = []
 
     start = time.perf_counter()
-    probs = predict_probs(model, image, settings.evaluate.tile_width, settings.evaluate.tile_overlap, device)
+    probs = predict_probs(model, image, settings.evaluate.tile_width, settings.evaluate.tile_overlap, device,
+                          mirror=settings.extract.mirror)
     rows, _ = trace_curves(probs, settings.extract)
     seconds = time.perf_counter() - start
     pred = (rows + 0.5) / height

@@ -66,8 +66,8 @@ COVERAGE_SLACK = 0.005
 
 
 def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_width: int, tile_overlap: int,
-              ) -> list[dict[str, Any]]:
-    """Class probabilities, true mask and truth of every chosen log, computed once."""
+              mirror: bool = False) -> list[dict[str, Any]]:
+    """Class probabilities (`mirror`: test-time mirroring), true mask and truth of every chosen log, computed once."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = load_model(model_dir, map_location=device)
     logs = []
@@ -77,7 +77,7 @@ def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_wi
         calibration = Calibration.from_file(set_dir / row.calibration)
         n_truth = min(int(row.n_curves), len(calibration.curves))
         logs.append({"id": row.id, "height": height, "mask": tifffile.imread(set_dir / row.mask),
-                     "probs": predict_probs(model, image, tile_width, tile_overlap, device),
+                     "probs": predict_probs(model, image, tile_width, tile_overlap, device, mirror=mirror),
                      "truth": truth_tracks(set_dir / row.las, calibration, width, n_truth, height)})
     return logs
 
@@ -192,8 +192,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     settings = load_settings(args.params, args.profile)
     model_dir = (args.model or settings.path("models") / "multiclass").resolve()
     set_dir = (args.set_dir or settings.path("synthetic") / "multiclass").resolve()
+    # Mirroring decides how the probabilities are made, so it is fixed from the profile, not searched.
     logs = load_logs(model_dir, set_dir, args.split, args.max_logs, settings.evaluate.tile_width,
-                     settings.evaluate.tile_overlap)
+                     settings.evaluate.tile_overlap, settings.extract.mirror)
     best, trials = search(logs, settings.extract)
     best_trial = next(t for t in trials if t["params"] == best.model_dump())
     ceiling = score(logs, best, on_mask=True)

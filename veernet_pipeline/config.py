@@ -225,6 +225,7 @@ class ExtractParams(_Strict):
     crossing_cost: float
     share_weight: float
     max_gap: int
+    mirror: bool
 
 
 class GateParams(_Strict):

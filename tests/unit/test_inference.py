@@ -114,6 +114,20 @@ def test_tiled_equals_untiled_for_a_per_pixel_net() -> None:
     np.testing.assert_allclose(tiled, whole, atol=1e-6)
 
 
+def test_mirror_is_the_mean_of_the_scan_and_its_two_mirror_images(test_settings: Settings) -> None:
+    model = _veernet(test_settings, 3)
+    image = np.random.default_rng([1, 5]).integers(0, 256, size=(96, 300), dtype=np.uint8)
+    plain = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    flipped = np.ascontiguousarray(image[:, ::-1])
+    along_depth = predict_probs(model, flipped, tile_width=256, tile_overlap=64)[:, :, ::-1]
+    across = predict_probs(model, np.ascontiguousarray(image[::-1]), tile_width=256, tile_overlap=64)[:, ::-1]
+    mirrored = predict_probs(model, image, tile_width=256, tile_overlap=64, mirror=True)
+    assert mirrored.shape == plain.shape and mirrored.dtype == np.float32
+    np.testing.assert_allclose(mirrored, (plain + along_depth + across) / 3.0, atol=1e-6)
+    np.testing.assert_allclose(mirrored.sum(axis=0), 1.0, atol=1e-5)
+    assert not np.allclose(mirrored, plain)  # an untrained net is not mirror-symmetric: the passes differ
+
+
 # --- digitize_scan -------------------------------------------------------------------------
 
 def _scan_with_line(width: int = 400, height: int = 100) -> tuple[np.ndarray, np.ndarray]:

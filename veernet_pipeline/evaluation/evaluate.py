@@ -175,7 +175,7 @@ def _evaluate_log(
                          f"shape {image.shape}; regenerate the set")
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
-    probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device)
+    probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device, mirror=extract.mirror)
     rows, confidence = trace_curves(probs, extract)
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)

@@ -73,7 +73,8 @@ def digitize_scan(
         image: (H, W) uint8.
     """
     height, width = image.shape
-    rows, confidence = trace_curves(predict_probs(model, image, tile_width, tile_overlap, device), extract)
+    probs = predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror)
+    rows, confidence = trace_curves(probs, extract)
     n_classes = rows.shape[0]
     calib = calibration if calibration is not None else Calibration.track_units(n_classes)
     notes = [] if calib.calibrated else [UNCALIBRATED_NOTE]

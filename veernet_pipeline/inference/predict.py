@@ -65,7 +65,8 @@ def logits_to_probs(logits: torch.Tensor) -> torch.Tensor:
 
 
 def predict_probs(
-    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device = "cpu"
+    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device = "cpu",
+    mirror: bool = False,
 ) -> np.ndarray:
     """Class probabilities for every pixel of a scan.
 
@@ -75,6 +76,9 @@ def predict_probs(
         tile_width: columns per tile, a multiple of 32.
         tile_overlap: columns shared by neighbouring tiles; the cut sits in its middle.
         device: where the tiles are sent.
+        mirror: also predict the scan mirrored along depth and mirrored across the track, mirror
+            those back and return the mean of the three (test-time mirroring, as nnU-Net does):
+            a net unsure of a stretch is rarely unsure the same way in its mirror image.
 
     Returns:
         Probabilities; channel 0 is background, channel k the k-th curve.
@@ -87,6 +91,20 @@ def predict_probs(
     height, width = image.shape
     if width == 0 or height == 0:
         raise ValueError(f"image has no pixels (shape {image.shape})")
+    probs = _tiled_probs(model, image, tile_width, tile_overlap, device)
+    if mirror:
+        for axis in (1, 0):  # along depth (columns), then across the track (rows)
+            flipped = np.ascontiguousarray(np.flip(image, axis=axis))
+            probs += np.flip(_tiled_probs(model, flipped, tile_width, tile_overlap, device), axis=axis + 1)
+        probs /= 3.0
+    return probs
+
+
+def _tiled_probs(
+    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device
+) -> np.ndarray:
+    """One pass of the net over the scan's tiles, stitched. Shape: image (H, W); returns (C, H, W) float32."""
+    height, width = image.shape
     pieces: list[np.ndarray] = []  # kept column ranges, left to right; they partition [0, W)
     with torch.inference_mode():
         for tile in plan_tiles(width, tile_width, tile_overlap):
