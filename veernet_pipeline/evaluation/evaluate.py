@@ -39,6 +39,7 @@ from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.synthetic.strokes import nearest_row
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +94,8 @@ def drawn_tracks(values: np.ndarray, calibration: Calibration, height: int) -> n
     for k in range(n_curves):
         rows, _ = calibration.value_to_drawn_row(values[k], height, k)
         image_rows = rows + offset
-        # The renderer inks the nearest pixel row and drops rows outside the image (synthetic/strokes.py).
-        nearest = np.floor(image_rows + 0.5)
+        # The renderer inks the nearest pixel row and drops rows outside the image.
+        nearest = nearest_row(np.nan_to_num(image_rows))
         shown = np.isfinite(values[k]) & (nearest >= 0) & (nearest <= height - 1)
         tracks[k] = np.where(shown, (image_rows + 0.5) / height, np.nan)
     return tracks
