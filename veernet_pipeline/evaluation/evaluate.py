@@ -29,16 +29,17 @@ from torch import nn
 
 from veernet_pipeline.config import EvaluateParams, ExtractParams
 from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, scores_from_counts
-from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, overlay_png, write_per_log_csv
-from veernet_pipeline.evaluation.trace import trace_curves
-from veernet_pipeline.inference.digitize import rows_to_values
-from veernet_pipeline.inference.predict import predict_probs
+from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.picture import curve_name
+from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.values import rows_to_values
 from veernet_pipeline.synthetic.strokes import nearest_row
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ def evaluate_model(
         ranked.sort(key=lambda item: item[0])
         if len(ranked) > 2 * OVERLAYS_PER_END:
             del ranked[OVERLAYS_PER_END]
-    metrics = _summarise(records, pooled, params.split, len(logs))
+    metrics = summarise(records, pooled, params.split, len(logs))
     out_dir = Path(out_dir)
     write_per_log_csv(out_dir / "per_log.csv", records)
     write_json_atomic(out_dir / "metrics.json", metrics)
@@ -246,7 +247,13 @@ def swap_share(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(crossed < as_labelled))
 
 
-def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str, n_logs: int) -> dict[str, Any]:
+def summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str, n_logs: int) -> dict[str, Any]:
+    """Per-log records -> `metrics.json`: per curve the median, 10th/90th percentile and mean of each metric
+    over logs (NaN entries skipped), the pooled mask scores, and the gate's figures (worst curve).
+
+    Shape:
+        pooled: (3, C) mask counts (tp, fp, fn) summed over logs.
+    """
     frame = pd.DataFrame(list(records), columns=list(PER_LOG_COLUMNS))
     curves: dict[str, dict[str, float]] = {}
     for name, group in frame.groupby("curve", sort=True):
