@@ -102,3 +102,15 @@ def json_safe(value: Any) -> Any:
 def write_json_atomic(path: Path | str, document: Any) -> None:
     """Write `document` as indented strict JSON (see `json_safe`) to `path` atomically."""
     write_text_atomic(path, json.dumps(json_safe(document), indent=2, allow_nan=False) + "\n")
+
+
+def write_parquet_atomic(path: Path | str, frame: Any) -> None:
+    """Write a pandas frame to Parquet atomically, without its index or `attrs`.
+
+    `attrs` (e.g. the manifest's raw folder) mean nothing beyond the frame they were set on, so a
+    frame derived from another never carries them into a file of its own.
+    """
+    frame = frame.copy(deep=False)
+    frame.attrs = {}
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
