@@ -12,6 +12,8 @@ import torch
 from veernet_pipeline.config import Settings
 from veernet_pipeline.model.veernet import build_model, load_model, save_model
 from veernet_pipeline.tracking import store
+from veernet_pipeline.tracking.gate import gate
+from veernet_pipeline.tracking.store import CHAMPION, MULTICLASS_MODEL
 
 
 @pytest.fixture()
@@ -60,31 +62,25 @@ def test_bad_model_uri_says_what_it_needs(root: Path) -> None:
         store.resolve_model(root, "runs:/abc/model")
 
 
-def test_gate_promotes_on_figures_never_on_nan_and_never_backwards(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.conftest import make_project
-    from veernet_pipeline.config import load_settings
-    from veernet_pipeline.stages import CHAMPION, MULTICLASS_MODEL, gate
-
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    params = make_project(tmp_path / "p")
-    strict = load_settings(params, overrides=["evaluate.gate.min_median_r2=0.5"])
-    model_params = strict.model
-    save_model(tmp_path / "m", build_model(model_params, 3), model_params, 3)
+def test_gate_promotes_on_figures_never_on_nan_and_never_backwards(root: Path, test_settings: Settings) -> None:
+    params = test_settings.model
+    save_model(root / "m", build_model(params, 3), params, 3)
     versions = []
     for _ in range(4):
-        with store.stage_run(strict.root, "train_multiclass", {}, {}):
-            versions.append(store.log_model(tmp_path / "m", MULTICLASS_MODEL))
+        with store.stage_run(root, "train_multiclass", {}, {}):
+            versions.append(store.log_model(root / "m", MULTICLASS_MODEL))
+
+    def decide(version: str, figure: float, threshold: float | None) -> dict:
+        return gate(root, MULTICLASS_MODEL, version, figure, threshold)
 
     def champion() -> str | None:
-        return store.alias_version(strict.root, MULTICLASS_MODEL, CHAMPION)
+        return store.alias_version(root, MULTICLASS_MODEL, CHAMPION)
 
-    assert not gate(strict, {"median_r2": float("nan")}, versions[0])["promoted"] and champion() is None
-    assert not gate(strict, {"median_r2": 0.4}, versions[0])["promoted"] and champion() is None
-    assert gate(strict, {"median_r2": 0.8}, versions[1])["promoted"] and champion() == versions[1]
-    decision = gate(strict, {"median_r2": 0.7}, versions[2])  # meets the bar, but worse than the champion
+    assert not decide(versions[0], float("nan"), 0.5)["promoted"] and champion() is None
+    assert not decide(versions[0], 0.4, 0.5)["promoted"] and champion() is None
+    assert decide(versions[1], 0.8, 0.5)["promoted"] and champion() == versions[1]
+    decision = decide(versions[2], 0.7, 0.5)  # meets the bar, but worse than the champion
     assert not decision["promoted"] and decision["previous_median_r2"] == pytest.approx(0.8)
     assert champion() == versions[1]
-    open_gate = load_settings(params)  # the test profile's gate is open
-    assert open_gate.evaluate.gate.min_median_r2 is None
-    assert gate(open_gate, {"median_r2": float("nan")}, versions[3])["promoted"] and champion() == versions[3]
+    # An open gate promotes the newest version whatever its figure.
+    assert decide(versions[3], float("nan"), None)["promoted"] and champion() == versions[3]

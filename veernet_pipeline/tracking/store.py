@@ -9,6 +9,7 @@ object or a shape-fixed torch.export program, so a variable-width net always loa
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -25,6 +26,9 @@ from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
 log = logging.getLogger(__name__)
 
 EXPERIMENT = "veernet"
+BINARY_MODEL = "veernet-binary"
+MULTICLASS_MODEL = "veernet-multiclass"
+CHAMPION = "champion"
 PYFUNC_CODE = Path(__file__).with_name("pyfunc_model.py")
 MODEL_FILES = ("weights.pt", "model.json")
 
@@ -55,14 +59,30 @@ def configure(root: Path) -> MlflowClient:
     return client
 
 
-def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one level of dotted keys: {"a": {"b": 1}} -> {"a.b": 1}."""
     flat: dict[str, Any] = {}
-    for key, value in params.items():
+    for key, value in nested.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{name}."))
+            flat.update(flatten(value, f"{name}."))
         else:
             flat[name] = value
+    return flat
+
+
+def numeric(nested: Mapping[str, Any]) -> dict[str, float]:
+    """The finite numbers of `flatten(nested)`, as floats; booleans, text, None and NaN are left out.
+
+    A list (the per-class validation IoU) becomes one entry per item, `<name>_<index>`. NaN is left
+    out because some MLflow stores reject it.
+    """
+    flat: dict[str, float] = {}
+    for key, value in flatten(nested).items():
+        for name, item in ([(f"{key}_{i}", v) for i, v in enumerate(value)] if isinstance(value, list)
+                           else [(key, value)]):
+            if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
+                flat[name] = float(item)
     return flat
 
 
@@ -71,23 +91,13 @@ def stage_run(root: Path, stage: str, params: Mapping[str, Any], tags: Mapping[s
     """An MLflow run for one pipeline stage, with its flattened params and tags."""
     configure(root)
     with mlflow.start_run(run_name=stage, tags={"stage": stage, **tags}) as run:
-        mlflow.log_params(_flatten(params))
+        mlflow.log_params(flatten(params))
         yield run
 
 
 def log_epoch(epoch: int, metrics: Mapping[str, Any]) -> None:
-    """Per-epoch metrics into the active run.
-
-    A list (the per-class validation IoU) becomes one metric per entry, `<name>_<index>`; None
-    (an IoU with no pixels of that class) and other non-numeric entries are skipped.
-    """
-    flat: dict[str, float] = {}
-    for key, value in metrics.items():
-        for name, item in ([(f"{key}_{i}", v) for i, v in enumerate(value)] if isinstance(value, list)
-                           else [(key, value)]):
-            if isinstance(item, int | float):
-                flat[name] = float(item)
-    mlflow.log_metrics(flat, step=epoch)
+    """Metrics into the active run at step `epoch`: the finite numbers of `metrics` (see `numeric`)."""
+    mlflow.log_metrics(numeric(metrics), step=epoch)
 
 
 def log_model(model_dir: Path, registered_name: str) -> str:
