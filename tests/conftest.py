@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,3 +46,35 @@ def sample_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting
         settings = load_settings(params)
         build_sample_archive(settings.path("raw"), settings)
         yield settings
+
+
+def clone_project(dest: Path, profile: str = "test") -> Path:
+    """A fresh copy of the project as a user's clone would hold it, with `profile` set in its params.yaml.
+
+    The files git tracks plus the untracked ones it does not ignore, as they are in the working
+    tree (so uncommitted edits count), then `git init` and one commit: DVC runs in a git repo.
+    """
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        source = REPO / rel
+        if source.is_file():  # a tracked file deleted in the working tree is left out
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    params = yaml.safe_load((dest / "params.yaml").read_text())
+    params["profile"] = profile
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "clone"], cwd=dest, check=True)
+    return dest
+
+
+def clone_env(clone: Path) -> dict[str, str]:
+    """Environment for commands run in a clone: its own code first, the venv's tools, no outside settings."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VEERNET_PARAMS", "VEERNET_PROFILE", "MLFLOW_TRACKING_URI",
+                                                             "DAGSTER_HOME")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(clone)
+    return env
