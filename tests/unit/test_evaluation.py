@@ -15,7 +15,7 @@ import torch
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, swap_share, truth_tracks
-from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, mask_metrics, scores_from_counts
+from veernet_pipeline.evaluation.metrics import curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, choose_window, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.trace import trace_curves
 from veernet_pipeline.io.calibration import Calibration
@@ -54,19 +54,6 @@ def test_curve_metrics_without_predictions_is_nan_with_zero_coverage() -> None:
     m = curve_metrics(np.full(4, np.nan), np.linspace(0, 1, 4))
     assert m["coverage"] == 0.0 and m["n"] == 0 and math.isnan(m["r2"]) and math.isnan(m["mae"])
     assert math.isnan(m["misread_share"])
-
-
-def test_mask_metrics_per_class_counts() -> None:
-    true = np.array([[0, 0, 1, 1], [0, 2, 2, 0]])
-    pred = np.array([[0, 1, 1, 0], [0, 2, 0, 0]])
-    counts = mask_counts(pred, true, 3)
-    np.testing.assert_array_equal(counts, [[3, 1, 1], [2, 1, 0], [1, 1, 1]])
-    scores = mask_metrics(pred, true, 3)
-    assert scores[1] == pytest.approx({"iou": 1 / 3, "f1": 0.5, "precision": 0.5, "recall": 0.5})
-    assert scores[2]["precision"] == 1.0 and scores[2]["recall"] == 0.5
-    assert math.isnan(scores_from_counts(np.zeros((3, 2)))[1]["iou"])
-    with pytest.raises(ValueError, match="class 3"):
-        mask_counts(pred, true + 1, 3)
 
 
 # --- report --------------------------------------------------------------------------------

@@ -160,15 +160,49 @@ def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
     torch.testing.assert_close(weights[0], weights[1], rtol=1e-5, atol=1e-6)
 
 
-def test_evaluate_reports_iou_per_class(multiclass_set: Path) -> None:
-    data = SegmentationSet(multiclass_set, "val", binary=False, crop_width=0, seed=0, max_items=0)
-    torch.manual_seed(0)
+def iou_by_hand(pred: np.ndarray, truth: np.ndarray, valid: np.ndarray, classes: int) -> list[float]:
+    """Per-class IoU over the valid pixels, counted with numpy set operations (NaN for an empty union)."""
+    ious = []
+    for k in range(classes):
+        is_pred, is_true = (pred == k) & valid, (truth == k) & valid
+        union = int((is_pred | is_true).sum())
+        ious.append(int((is_pred & is_true).sum()) / union if union else math.nan)
+    return ious
+
+
+@pytest.mark.parametrize("classes", [1, 3])
+def test_evaluate_reports_pooled_iou_of_valid_pixels(multiclass_set: Path, binary_set: Path, classes: int) -> None:
+    # Three logs of different sizes in batches of 2: the smaller of a batch is padded, and padding must not count.
+    data = SegmentationSet(binary_set if classes == 1 else multiclass_set, "train", binary=classes == 1,
+                           crop_width=0, seed=0, max_items=3)
+    torch.manual_seed(3)
     model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
-                                    attention_heads=2), 3).train()
-    loader = DataLoader(data, batch_size=1, collate_fn=pad_collate)
-    result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "multiclass"), torch.device("cpu"))
-    assert len(result["iou"]) == 3 and 0.0 <= result["iou"][0] <= 1.0 and result["loss"] > 0
+                                    attention_heads=2), classes).train()
+    loader = DataLoader(data, batch_size=2, collate_fn=pad_collate)
+    result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "binary" if classes == 1 else "multiclass"),
+                      torch.device("cpu"))
     assert model.training
+
+    # The expected IoU from the same net's logits, counted here over the valid pixels of all batches together.
+    model.eval()
+    preds, truths, valids = [], [], []
+    with torch.no_grad():
+        for batch in loader:
+            logits = model(batch["image"], batch["valid"]).numpy()
+            preds.append((logits[:, 0] > 0).ravel() if classes == 1 else logits.argmax(axis=1).ravel())
+            truths.append((batch["target"].numpy() > 0).ravel() if classes == 1 else batch["target"].numpy().ravel())
+            valids.append(batch["valid"].numpy().ravel() > 0)
+    pred, truth, valid = (np.concatenate(parts).astype(np.int64) for parts in (preds, truths, valids))
+    valid = valid.astype(bool)
+    expected = iou_by_hand(pred, truth, valid, max(2, classes))
+    assert not valid.all()  # some padding was there to leave out
+    assert expected != iou_by_hand(pred, truth, np.ones_like(valid), max(2, classes))  # and counting it would show
+    assert len(result["iou"]) == max(2, classes)
+    for got, want in zip(result["iou"], expected, strict=True):
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12)
+    present = [v for v in expected if not math.isnan(v)]
+    assert result["miou"] == pytest.approx(sum(present) / len(present), rel=1e-12)
+    assert result["loss"] > 0
 
 
 def test_checkpoint_round_trip_restores_rng(tmp_path: Path) -> None:
