@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import tifffile
 import torch
+from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.config import ModelParams, Settings, load_settings
@@ -135,11 +136,60 @@ def test_epoch_sampler_order_and_resume_position() -> None:
     assert list(sampler) != full
 
 
-def test_warmup_then_cosine() -> None:
-    factor = warmup_cosine(warmup_steps=3, total_steps=13)
-    assert [factor(s) for s in range(3)] == [0.25, 0.5, 0.75]
-    assert factor(3) == 1.0 and math.isclose(factor(8), 0.5) and factor(13) == 0.0
-    assert all(factor(s) > factor(s + 1) for s in range(3, 12))
+def lr_by_hand(step: int, warmup: int, total: int, base: float) -> float:
+    """Linear warmup, then cosine to 0, written out independently of torch's schedulers."""
+    if step < warmup:
+        return base * (step + 1) / (warmup + 1)
+    return base * 0.5 * (1.0 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
+
+
+def schedule(warmup: int, total: int, base: float = 0.002) -> tuple[torch.optim.Optimizer, LRScheduler]:
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=base)
+    return optimizer, warmup_cosine(optimizer, warmup, total)
+
+
+def lrs(optimizer: torch.optim.Optimizer, scheduler: LRScheduler, steps: int) -> list[float]:
+    """The LR each of the next `steps` optimiser steps uses, stepping the scheduler after each as training does."""
+    seen = []
+    for _ in range(steps):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return seen
+
+
+@pytest.mark.parametrize(("warmup", "total"), [(3, 13), (0, 10), (1, 7), (20, 12), (50, 2940)])
+def test_warmup_then_cosine_matches_the_formula(warmup: int, total: int) -> None:
+    optimizer, scheduler = schedule(warmup, total)
+    got = lrs(optimizer, scheduler, total + 1)
+    expected = [lr_by_hand(step, warmup, total, 0.002) for step in range(total + 1)]
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-18)
+    if (warmup, total) == (3, 13):  # the figures themselves: 1/4, 2/4, 3/4 of the base LR, the peak, half-way, 0
+        assert got[:4] == pytest.approx([0.0005, 0.001, 0.0015, 0.002], rel=1e-15)
+        assert got[8] == pytest.approx(0.001, rel=1e-12)
+    if warmup == 0:
+        assert got[0] == 0.002  # no warmup: the first step runs at the full base LR
+    if total > warmup:
+        decay = got[warmup : total + 1]
+        assert decay[-1] == 0.0 and all(a > b for a, b in zip(decay[:-1], decay[1:], strict=True))
+
+
+@pytest.mark.parametrize(("warmup", "stop"), [(4, 2), (4, 4), (4, 9), (0, 5)])
+def test_schedule_resumes_bit_identically_from_its_state(warmup: int, stop: int, tmp_path: Path) -> None:
+    total = 16
+    uninterrupted = lrs(*schedule(warmup, total), total)
+    optimizer, scheduler = schedule(warmup, total)
+    before = lrs(optimizer, scheduler, stop)
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp_path / "state.pt")
+    state = torch.load(tmp_path / "state.pt", weights_only=True)
+    # A fresh process's order: build both, then load the optimiser and the scheduler state as train_stage does.
+    optimizer, scheduler = schedule(warmup, total)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    assert scheduler.last_epoch == stop
+    after = lrs(optimizer, scheduler, total - stop)
+    assert before + after == uninterrupted  # exact float equality, step for step
+    assert after == pytest.approx([lr_by_hand(s, warmup, total, 0.002) for s in range(stop, total)], rel=1e-12)
 
 
 def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
