@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torchmetrics.classification import MulticlassStatScores
 
 # A column read this far from the truth (track units; 2 % is 13 px on a 640-px track) is a misread:
 # the path sat on the wrong ink or none, not a subpixel imprecision. R^2 is decided by these columns.
@@ -111,6 +110,10 @@ class MaskScores:
                              "a one-logit binary net has 2")
         self.num_classes = num_classes
         self.masks = 0
+        # Imported here, not with this module: torchmetrics loads scipy.signal and matplotlib on import, about
+        # 1.6 s that the curve metrics' users (the classical tracer, the benchmarks) need not pay.
+        from torchmetrics.classification import MulticlassStatScores
+
         # Our range check runs first, so torchmetrics' slower and weaker validation is left off.
         self._stats = MulticlassStatScores(num_classes, average=None, multidim_average="global",
                                            ignore_index=IGNORE_CLASS, validate_args=False)
