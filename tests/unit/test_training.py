@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -301,6 +302,50 @@ def test_resume_after_interruption_is_bit_identical(binary_set: Path, tmp_path: 
     timeless = [{k: v for k, v in run["history"][0].items() if k != "seconds"} for run in (resumed, uninterrupted)]
     assert timeless[0] == timeless[1]
     assert math.isclose(resumed["final"]["train_loss"], uninterrupted["final"]["train_loss"], rel_tol=1e-12)
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One intra-op thread for the test: three runs with 2 loader workers stay quick on 2 cores shared with others.
+
+    On this machine, with other processes on both cores, 2 OpenMP threads made these runs about 6 times slower
+    than 1. Every run of the test uses the same thread count, so the bit-identity it checks is unaffected.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_resume_mid_epoch_under_the_cpu_profile_data_settings(binary_set: Path, tmp_path: Path) -> None:
+    # The cpu profile's data pipeline (batches of 4, 6 crops per log, 256-px crops) with 2 loader workers, on
+    # tiny logs (two are narrower than the crop and 96 rows tall, so batches are padded) and a tiny net.
+    cfg = load_settings(PARAMS_YAML, profile="cpu", overrides=[
+        *TINY_MODEL, "train_binary.num_workers=2", "train_binary.epochs=2", "train_binary.warmup_steps=3",
+        "train_binary.checkpoint_every_steps=2"])
+    params = cfg.train_binary
+    assert (params.batch_size, params.accumulation, params.crops_per_log, params.crop_width) == (4, 1, 6, 256)
+    uninterrupted = train_stage(cfg, "binary", binary_set, tmp_path / "a")
+    steps: list[tuple[int, int]] = []
+
+    def crash(info: dict) -> None:
+        steps.append((info["epoch"], info["step_in_epoch"]))
+        if steps[-1] == (2, 5):  # 5 logs x 6 crops = 30 items: 8 batches of 4 per epoch
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train_stage(cfg, "binary", binary_set, tmp_path / "b", on_step=crash)
+    # Checkpoints every 2 optimiser steps: the last one before the crash is global step 12, batch 4 of epoch 2.
+    position = load_checkpoint(tmp_path / "b" / "checkpoints" / "last.pt")
+    assert (position["epoch"], position["step_in_epoch"], position["global_step"]) == (1, 4, 12)
+    resumed = train_stage(cfg, "binary", binary_set, tmp_path / "b", resume=True)
+    a, b = final_weights(tmp_path / "a"), final_weights(tmp_path / "b")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    for left, right in zip(resumed["history"], uninterrupted["history"], strict=True):
+        assert {k: v for k, v in left.items() if k not in ("seconds", "train_loss")} == \
+            {k: v for k, v in right.items() if k not in ("seconds", "train_loss")}
+        assert math.isclose(left["train_loss"], right["train_loss"], rel_tol=1e-12)
 
 
 def test_resume_refuses_other_settings(binary_set: Path, tmp_path: Path) -> None:

@@ -175,9 +175,11 @@ def train_stage(
     sampler = EpochSampler(len(train_set), settings.seed)
     loader_args: dict[str, Any] = {"batch_size": params.batch_size, "collate_fn": pad_collate,
                                    "num_workers": params.num_workers, "pin_memory": device.type == "cuda"}
-    # An own generator keeps DataLoader from drawing on the global torch RNG.
-    train_loader = DataLoader(train_set, sampler=sampler, generator=torch.Generator().manual_seed(settings.seed),
-                              **loader_args)
+    # DataLoader draws its workers' seeds from this generator as each epoch's pass starts; it is re-seeded
+    # from (seed, epoch) every epoch, so a resumed run's workers get the seeds an uninterrupted run's got,
+    # and this loader leaves the global torch RNG alone.
+    worker_seeds = torch.Generator()
+    train_loader = DataLoader(train_set, sampler=sampler, generator=worker_seeds, **loader_args)
     val_loader = DataLoader(val_set, shuffle=False, **loader_args)
     batches_per_epoch = math.ceil(len(train_set) / params.batch_size)
     total_steps = params.epochs * math.ceil(batches_per_epoch / params.accumulation)
@@ -229,6 +231,7 @@ def train_stage(
                 on_step({**info, "epoch": epoch + 1})
 
         train_set.set_epoch(epoch)
+        worker_seeds.manual_seed(int(np.random.SeedSequence([settings.seed, epoch]).generate_state(1)[0]))
         sampler.set_epoch(epoch, start=start_step * params.batch_size)
         result = train_one_epoch(model, train_loader, loss_fn, optimizer, scheduler, params.accumulation, device,
                                  amp, start_step=start_step, on_step=step_hook)
