@@ -110,8 +110,8 @@ class MaskScores:
                              "a one-logit binary net has 2")
         self.num_classes = num_classes
         self.masks = 0
-        # Imported here, not with this module: torchmetrics loads scipy.signal and matplotlib on import, about
-        # 1.6 s that the curve metrics' users (the classical tracer, the benchmarks) need not pay.
+        # Imported here, not with this module: torchmetrics loads scipy.signal and matplotlib on import, over a
+        # second that the curve metrics' users (the classical tracer, the benchmarks) need not pay.
         from torchmetrics.classification import MulticlassStatScores
 
         # Our range check runs first, so torchmetrics' slower and weaker validation is left off.
