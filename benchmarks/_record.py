@@ -31,6 +31,13 @@ def load_note(record: dict[str, Any]) -> str:
             f"{record['cpus']} CPUs.")
 
 
+def markdown_table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """A markdown table: `header`, then `rows` of cells already formatted; columns in `right` right-aligned."""
+    rule = "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"
+    lines = ["| " + " | ".join(cells) + " |" for cells in [header, *rows]]
+    return "\n".join([lines[0], rule, *lines[1:]]) + "\n"
+
+
 def write_results(out: Path, name: str, document: dict[str, Any], title: str, body: str) -> None:
     """Write `<name>.json` (the document) and `<name>.md` (a title and the markdown body) into `out`; print the body."""
     out.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from _record import load_note, machine, write_results
+from _record import load_note, machine, markdown_table, write_results
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.metrics import MaskScores
@@ -178,27 +178,25 @@ def _schedules() -> list[dict[str, Any]]:
 
 
 def _tables(masks: dict[str, Any], schedules: list[dict[str, Any]]) -> str:
-    lines = [f"## Mask scores: one {HEIGHT} x {WIDTH} log, {CLASSES} classes (median wall s)", "",
-             "| Counting | s per log |", "|---|---:|",
-             f"| numpy bincount (the code replaced) | {masks['numpy_bincount_s']:.3f} |",
-             f"| MaskScores: our range check + torchmetrics MulticlassStatScores | {masks['mask_scores_s']:.3f} |",
-             f"| torchmetrics with validate_args=True | {masks['torchmetrics_validated_s']:.3f} |",
-             f"| the net's forward pass over the log ({masks['tiles']} tiles of {TILE} px, cpu-profile net) | "
-             f"{masks['net_forward_per_log_s']:.3f} |", "",
-             f"Counts equal to the numpy count on {len(masks['agreement_with_numpy'])} random padded masks: "
-             f"{all(masks['agreement_with_numpy'])}. Importing torchmetrics.classification after torch: "
-             f"{masks['import_s']:.2f} s.", "",
-             f"- F1 with zero_division=nan: {masks['f1_zero_division_nan']}",
-             f"- a predicted class >= C with validate_args=True: {masks['predicted_class_out_of_range']}", "",
-             "## LR: torch's SequentialLR(LinearLR, CosineAnnealingLR) against the closed form", "",
-             "| Profile | Stage | Warmup | Steps | Max relative deviation | Max deviation / base LR | "
-             "Steps exactly equal | LR after the last step |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for r in schedules:
-        lines.append(f"| {r['profile']} | {r['stage']} | {r['warmup']} | {r['steps']:,} | "
-                     f"{r['max_relative_deviation']:.1e} | {r['max_deviation_of_base_lr']:.1e} | "
-                     f"{r['exact_share']:.1%} | {r['final_lr']:.1e} |")
-    return "\n".join(lines) + "\n"
+    counting = [["numpy bincount (the code replaced)", f"{masks['numpy_bincount_s']:.3f}"],
+                ["MaskScores: our range check + torchmetrics MulticlassStatScores", f"{masks['mask_scores_s']:.3f}"],
+                ["torchmetrics with validate_args=True", f"{masks['torchmetrics_validated_s']:.3f}"],
+                [f"the net's forward pass over the log ({masks['tiles']} tiles of {TILE} px, cpu-profile net)",
+                 f"{masks['net_forward_per_log_s']:.3f}"]]
+    lr = [[r["profile"], r["stage"], str(r["warmup"]), f"{r['steps']:,}", f"{r['max_relative_deviation']:.1e}",
+           f"{r['max_deviation_of_base_lr']:.1e}", f"{r['exact_share']:.1%}", f"{r['final_lr']:.1e}"]
+          for r in schedules]
+    return "\n".join([
+        f"## Mask scores: one {HEIGHT} x {WIDTH} log, {CLASSES} classes (median wall s)", "",
+        markdown_table(["Counting", "s per log"], counting, right={1}),
+        f"Counts equal to the numpy count on {len(masks['agreement_with_numpy'])} random padded masks: "
+        f"{all(masks['agreement_with_numpy'])}. Importing torchmetrics.classification after torch: "
+        f"{masks['import_s']:.2f} s.", "",
+        f"- F1 with zero_division=nan: {masks['f1_zero_division_nan']}",
+        f"- a predicted class >= C with validate_args=True: {masks['predicted_class_out_of_range']}", "",
+        "## LR: torch's SequentialLR(LinearLR, CosineAnnealingLR) against the closed form", "",
+        markdown_table(["Profile", "Stage", "Warmup", "Steps", "Max relative deviation", "Max deviation / base LR",
+                        "Steps exactly equal", "LR after the last step"], lr, right={2, 3, 4, 5, 6, 7})])
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _record import load_note, machine, write_results
+from _record import load_note, machine, markdown_table, write_results
 
 from veernet_pipeline.config import Range, load_settings
 from veernet_pipeline.synthetic.curves import load_wells
@@ -54,13 +54,10 @@ def _run(profile: str, n: int) -> dict[str, Any]:
 
 
 def _table(runs: list[dict[str, Any]]) -> str:
-    lines = ["| Profile | Size | N | Median wall s | Max wall s | Mean CPU s | Target | Met |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
-    for r in runs:
-        lines.append(f"| {r['profile']} | {HEIGHT} x {WIDTH} | {r['n']} | {r['median_wall_s']:.3f} | "
-                     f"{r['max_wall_s']:.3f} | {r['mean_cpu_s']:.3f} | < {TARGET_SECONDS:.1f} s | "
-                     f"{'yes' if r['met'] else 'NO'} |")
-    return "\n".join(lines) + "\n"
+    header = ["Profile", "Size", "N", "Median wall s", "Max wall s", "Mean CPU s", "Target", "Met"]
+    rows = [[r["profile"], f"{HEIGHT} x {WIDTH}", str(r["n"]), f"{r['median_wall_s']:.3f}", f"{r['max_wall_s']:.3f}",
+             f"{r['mean_cpu_s']:.3f}", f"< {TARGET_SECONDS:.1f} s", "yes" if r["met"] else "NO"] for r in runs]
+    return markdown_table(header, rows, right={2, 3, 4, 5, 6})
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
