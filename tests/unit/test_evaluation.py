@@ -15,7 +15,7 @@ import torch
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, summarise, swap_share, truth_tracks
-from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, mask_metrics, scores_from_counts
+from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import LasCurve, write_las
@@ -55,19 +55,6 @@ def test_curve_metrics_without_predictions_is_nan_with_zero_coverage() -> None:
     m = curve_metrics(np.full(4, np.nan), np.linspace(0, 1, 4))
     assert m["coverage"] == 0.0 and m["n"] == 0 and math.isnan(m["r2"]) and math.isnan(m["mae"])
     assert math.isnan(m["misread_share"])
-
-
-def test_mask_metrics_per_class_counts() -> None:
-    true = np.array([[0, 0, 1, 1], [0, 2, 2, 0]])
-    pred = np.array([[0, 1, 1, 0], [0, 2, 0, 0]])
-    counts = mask_counts(pred, true, 3)
-    np.testing.assert_array_equal(counts, [[3, 1, 1], [2, 1, 0], [1, 1, 1]])
-    scores = mask_metrics(pred, true, 3)
-    assert scores[1] == pytest.approx({"iou": 1 / 3, "f1": 0.5, "precision": 0.5, "recall": 0.5})
-    assert scores[2]["precision"] == 1.0 and scores[2]["recall"] == 0.5
-    assert math.isnan(scores_from_counts(np.zeros((3, 2)))[1]["iou"])
-    with pytest.raises(ValueError, match="class 3"):
-        mask_counts(pred, true + 1, 3)
 
 
 # --- report --------------------------------------------------------------------------------
@@ -254,7 +241,9 @@ def test_summary_takes_medians_over_logs_and_the_worst_curve() -> None:
 
     records = [record("a", "A", 0.9, 0.01), record("b", "A", 0.5, 0.02), record("c", "A", 0.7, 0.03),
                record("a", "B", 0.2, 0.10), record("b", "B", math.nan, 0.05), record("c", "B", 0.4, math.nan)]
-    pooled = np.array([[90, 5, 5], [8, 1, 1], [1, 1, 6]])  # rows tp, fp, fn; a column per class
+    pooled = MaskScores(3)
+    # Class 1: five pixels right, one false alarm, one miss; class 2: one pixel right.
+    pooled.update(np.array([1, 1, 1, 1, 1, 1, 0, 2, 0, 0]), np.array([1, 1, 1, 1, 1, 0, 1, 2, 0, 0]))
     metrics = summarise(records, pooled, "test", 3)
     # By hand: A's R^2 sorted 0.5, 0.7, 0.9 -> median 0.7, 10th percentile 0.5 + 0.2 * (0.7 - 0.5) = 0.54;
     # B's R^2 without the NaN: 0.2, 0.4 -> median 0.3. MAE medians: A 0.02, B (0.10, 0.05) -> 0.075.
