@@ -22,6 +22,9 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_store_defaults_to_the_project_and_yields_to_the_env(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert store.tracking_uri(root) == f"sqlite:///{root / 'mlruns.db'}"
+    # Pointing MLflow at one project's store does not pin the next project to it.
+    store.configure(root)
+    assert store.tracking_uri(root / "other") == f"sqlite:///{root / 'other' / 'mlruns.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/x.db")
     assert store.tracking_uri(root) == "sqlite:////elsewhere/x.db"
 

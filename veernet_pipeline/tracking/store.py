@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 EXPERIMENT = "veernet"
 PYFUNC_CODE = Path(__file__).with_name("pyfunc_model.py")
 MODEL_FILES = ("weights.pt", "model.json")
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 # One scan of any size in, class probabilities of the same size out; tiling is a call-time param.
 SIGNATURE = ModelSignature(
@@ -38,7 +39,7 @@ SIGNATURE = ModelSignature(
 
 def tracking_uri(root: Path) -> str:
     """$MLFLOW_TRACKING_URI, else a SQLite store in the project folder."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+    return os.environ.get(TRACKING_URI_ENV) or f"sqlite:///{(root / 'mlruns.db').resolve()}"
 
 
 def configure(root: Path) -> MlflowClient:
@@ -46,7 +47,14 @@ def configure(root: Path) -> MlflowClient:
     uri = tracking_uri(root)
     # MLflow's per-file download bar redraws on every file: noise in a captured run log.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # set_tracking_uri also exports MLFLOW_TRACKING_URI. Undo that: the variable is the operator's
+    # choice, and left set it would pin every later `configure` in this process to this store.
+    chosen = os.environ.get(TRACKING_URI_ENV)
     mlflow.set_tracking_uri(uri)
+    if chosen is None:
+        os.environ.pop(TRACKING_URI_ENV, None)
+    else:
+        os.environ[TRACKING_URI_ENV] = chosen
     mlflow.set_registry_uri(uri)
     client = MlflowClient(uri, uri)
     if client.get_experiment_by_name(EXPERIMENT) is None:
