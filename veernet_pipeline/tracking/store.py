@@ -8,6 +8,7 @@ object or a shape-fixed torch.export program, so a variable-width net always loa
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -21,6 +22,8 @@ from mlflow import MlflowClient
 from mlflow.exceptions import MlflowException
 from mlflow.models import ModelSignature
 from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
+
+from veernet_pipeline.io.atomic import atomic_dir
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +158,33 @@ def resolve_model(root: Path, uri: str) -> tuple[str, str]:
 
 
 def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
-    """Fetch a registered model's weights into `dest`; returns (folder with weights.pt, version)."""
+    """Fetch a registered model version into a cache folder under `dest`, once.
+
+    The folder is named by what it holds, `<name>-v<version>-<key>`, the key a short hash of
+    the tracking URI and the version's run and source: version numbers restart in every store,
+    so two stores' `veernet-multiclass/1` must not share a folder. The download goes to a
+    temporary sibling that is renamed into place only once complete, so a folder under its
+    final name is always whole and an interrupted download is simply redone. When a concurrent
+    download of the same version finishes first, its folder is kept.
+
+    Args:
+        root: the project folder (locates the default tracking store).
+        uri: `models:/NAME@ALIAS` or `models:/NAME/VERSION`.
+        dest: the cache folder.
+
+    Returns:
+        (folder holding weights.pt and model.json, version number).
+    """
     name, version = resolve_model(root, uri)
-    target = dest / f"{name}-v{version}"
-    if not all((target / "artifacts" / f).is_file() for f in MODEL_FILES):
-        configure(root)
-        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(target))
+    held = configure(root).get_model_version(name, version)
+    key = hashlib.sha256("\n".join((tracking_uri(root), held.run_id or "", held.source or "")).encode()).hexdigest()
+    target = dest / f"{name}-v{version}-{key[:12]}"
+    if not target.is_dir():
+        with atomic_dir(target, keep_existing=True) as tmp:
+            mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(tmp))
+            missing = [f for f in MODEL_FILES if not (tmp / "artifacts" / f).is_file()]
+            if missing:
+                raise FileNotFoundError(f"models:/{name}/{version} holds no {', '.join(missing)}: not a VeerNet model")
     return target / "artifacts", version
 
 
