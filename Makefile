@@ -27,11 +27,16 @@ $(STAMP): pyproject.toml $(LOCK)
 # Regenerate the lock from pyproject.toml (with the dev extra), keeping every pin that still fits.
 # `make lock PIP_COMPILE_ARGS=--upgrade` (or `--upgrade-package NAME`) moves pins on purpose.
 # Index and find-links locations come from this machine's pip config, so they stay out of the lock.
+# The new lock replaces the old one only if it resolved and holds no CUDA package: pip finds only
+# the CUDA build of torch (nvidia-*, triton) when it is not pointed at the CPU wheel.
 lock: $(STAMP)
+	cp $(LOCK) $(LOCK).new
 	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --extra dev --allow-unsafe --strip-extras \
 		--generate-hashes --no-emit-index-url --no-emit-find-links $(PIP_COMPILE_ARGS) \
-		--output-file $(LOCK) pyproject.toml
-	! grep -qiE '^(nvidia|triton)' $(LOCK) || { echo "$(LOCK) holds CUDA packages: torch must resolve to its CPU build" >&2; exit 1; }
+		--output-file $(LOCK).new pyproject.toml || { rm -f $(LOCK).new; exit 1; }
+	if grep -qiE '^(nvidia|triton)' $(LOCK).new; then rm $(LOCK).new; \
+		echo "make lock: torch resolved to its CUDA build; point pip at torch's CPU wheel (find-links)" >&2; exit 1; fi
+	mv $(LOCK).new $(LOCK)
 
 # Build the embedded sample archive if data/raw holds no scan, materialise every asset, summarise.
 demo: $(STAMP)
