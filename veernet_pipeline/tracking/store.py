@@ -8,6 +8,7 @@ object or a shape-fixed torch.export program, so a variable-width net always loa
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -23,6 +24,8 @@ from mlflow.exceptions import MlflowException
 from mlflow.models import ModelSignature
 from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
 
+from veernet_pipeline.io.atomic import atomic_dir
+
 log = logging.getLogger(__name__)
 
 EXPERIMENT = "veernet"
@@ -31,6 +34,7 @@ MULTICLASS_MODEL = "veernet-multiclass"
 CHAMPION = "champion"
 PYFUNC_CODE = Path(__file__).with_name("pyfunc_model.py")
 MODEL_FILES = ("weights.pt", "model.json")
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 # One scan of any size in, class probabilities of the same size out; tiling is a call-time param.
 SIGNATURE = ModelSignature(
@@ -42,7 +46,7 @@ SIGNATURE = ModelSignature(
 
 def tracking_uri(root: Path) -> str:
     """$MLFLOW_TRACKING_URI, else a SQLite store in the project folder."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+    return os.environ.get(TRACKING_URI_ENV) or f"sqlite:///{(root / 'mlruns.db').resolve()}"
 
 
 def configure(root: Path) -> MlflowClient:
@@ -50,7 +54,14 @@ def configure(root: Path) -> MlflowClient:
     uri = tracking_uri(root)
     # MLflow's per-file download bar redraws on every file: noise in a captured run log.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # set_tracking_uri also exports MLFLOW_TRACKING_URI. Undo that: the variable is the operator's
+    # choice, and left set it would pin every later `configure` in this process to this store.
+    chosen = os.environ.get(TRACKING_URI_ENV)
     mlflow.set_tracking_uri(uri)
+    if chosen is None:
+        os.environ.pop(TRACKING_URI_ENV, None)
+    else:
+        os.environ[TRACKING_URI_ENV] = chosen
     mlflow.set_registry_uri(uri)
     client = MlflowClient(uri, uri)
     if client.get_experiment_by_name(EXPERIMENT) is None:
@@ -157,12 +168,33 @@ def resolve_model(root: Path, uri: str) -> tuple[str, str]:
 
 
 def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
-    """Fetch a registered model's weights into `dest`; returns (folder with weights.pt, version)."""
+    """Fetch a registered model version into a cache folder under `dest`, once.
+
+    The folder is named by what it holds, `<name>-v<version>-<key>`, the key a short hash of
+    the tracking URI and the version's run and source: version numbers restart in every store,
+    so two stores' `veernet-multiclass/1` must not share a folder. The download goes to a
+    temporary sibling that is renamed into place only once complete, so a folder under its
+    final name is always whole and an interrupted download is simply redone. When a concurrent
+    download of the same version finishes first, its folder is kept.
+
+    Args:
+        root: the project folder (locates the default tracking store).
+        uri: `models:/NAME@ALIAS` or `models:/NAME/VERSION`.
+        dest: the cache folder.
+
+    Returns:
+        (folder holding weights.pt and model.json, version number).
+    """
     name, version = resolve_model(root, uri)
-    target = dest / f"{name}-v{version}"
-    if not all((target / "artifacts" / f).is_file() for f in MODEL_FILES):
-        configure(root)
-        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(target))
+    held = configure(root).get_model_version(name, version)
+    key = hashlib.sha256("\n".join((tracking_uri(root), held.run_id or "", held.source or "")).encode()).hexdigest()
+    target = dest / f"{name}-v{version}-{key[:12]}"
+    if not target.is_dir():
+        with atomic_dir(target, keep_existing=True) as tmp:
+            mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(tmp))
+            missing = [f for f in MODEL_FILES if not (tmp / "artifacts" / f).is_file()]
+            if missing:
+                raise FileNotFoundError(f"models:/{name}/{version} holds no {', '.join(missing)}: not a VeerNet model")
     return target / "artifacts", version
 
 
