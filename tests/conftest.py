@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,26 +49,38 @@ def sample_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting
         yield settings
 
 
-def clone_project(dest: Path, profile: str = "test") -> Path:
-    """A fresh copy of the project as a user's clone would hold it, with `profile` set in its params.yaml.
+GIT_IDENTITY = ("-c", "user.name=veernet tests", "-c", "user.email=tests@veernet.invalid")
+
+
+def git(folder: Path, *args: str) -> str:
+    """Run git in `folder` with an identity of its own (never the user's config); return stdout."""
+    return subprocess.run(["git", *GIT_IDENTITY, *args], cwd=folder, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def clone_project(dest: Path, profile: str | None = "test") -> Path:
+    """A fresh clone of the project, as `git add -A` + commit would hold it, with `profile` chosen.
 
     The files git tracks plus the untracked ones it does not ignore, as they are in the working
-    tree (so uncommitted edits count), then `git init` and one commit: DVC runs in a git repo.
+    tree (so uncommitted edits count), committed in a new repo; then, as a user would, the profile
+    is picked in params.yaml (comments kept) and committed.
     """
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
     for rel in filter(None, listed):
         source = REPO / rel
-        if source.is_file():  # a tracked file deleted in the working tree is left out
+        if source.is_file():  # a tracked file deleted in the working tree is not part of the next commit
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / rel)
-    params = yaml.safe_load((dest / "params.yaml").read_text())
-    params["profile"] = profile
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
-    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "clone"], cwd=dest, check=True)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "fresh clone")
+    if profile is not None:
+        params = dest / "params.yaml"
+        text, edits = re.subn(r"^profile: \w+", f"profile: {profile}", params.read_text(), count=1, flags=re.MULTILINE)
+        if edits != 1:
+            raise ValueError(f"{params}: no top-level `profile:` line to set")
+        params.write_text(text)
+        git(dest, "commit", "-q", "-am", f"{profile} profile")
     return dest
 
 

@@ -7,32 +7,22 @@ config, whose default remote is a folder beside the checkout (here, inside tmp_p
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import REPO
+from tests.conftest import clone_env, clone_project, git
 from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, VARIANTS, WIDE_NAME
 
 STAGES = ("ingest", "validate", "synthesize", "train_binary", "train_multiclass", "evaluate", "infer")
 UP_TO_DATE = "Data and pipelines are up to date"
 
 
-def _env() -> dict[str, str]:
-    """The caller's environment without the variables that would point a run at other settings or stores."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VEERNET_PARAMS", "VEERNET_PROFILE", "MLFLOW_TRACKING_URI")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
 def _run(folder: Path, *args: str) -> str:
     """Run a command in `folder`; fail the test with its output unless it exits 0. Returns stdout + stderr."""
-    done = subprocess.run(args, cwd=folder, env=_env(), capture_output=True, text=True, timeout=900)
+    done = subprocess.run(args, cwd=folder, env=clone_env(folder), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
@@ -41,39 +31,14 @@ def _dvc(folder: Path, *args: str) -> str:
     return _run(folder, sys.executable, "-m", "dvc", *args)
 
 
-def _git(folder: Path, *args: str) -> str:
-    # An identity of its own: the test must not depend on (or write to) the user's git config.
-    return _run(folder, "git", "-c", "user.name=veernet tests", "-c", "user.email=tests@veernet.invalid", *args)
-
-
-def _fresh_clone(dest: Path) -> Path:
-    """A new git repo in `dest` holding every file `git add -A` would commit in REPO, as it is on disk."""
-    listed = _git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
-    for name in filter(None, listed):
-        source = REPO / name
-        if source.is_file():  # a tracked file deleted in the working tree is not part of the next commit
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
-    _git(dest, "init", "-q")
-    _git(dest, "add", "-A")
-    _git(dest, "commit", "-q", "-m", "fresh clone")
-    return dest
-
-
 def _status(folder: Path) -> set[str]:
-    return set(filter(None, _git(folder, "status", "--porcelain", "--untracked-files=all").splitlines()))
+    return set(filter(None, git(folder, "status", "--porcelain", "--untracked-files=all").splitlines()))
 
 
 def test_dvc_repro_from_a_fresh_clone_runs_every_stage_then_nothing_then_pushes(tmp_path: Path) -> None:
-    project = _fresh_clone(tmp_path / "clone")
-    assert (project / ".dvc" / "config").is_file() and not (project / "data" / "ingested").exists()
-
     # What a user does to get a quick result: pick the test profile in params.yaml and commit it.
-    params = project / "params.yaml"
-    text, edits = re.subn(r"^profile: \w+", "profile: test", params.read_text(), count=1, flags=re.MULTILINE)
-    assert edits == 1
-    params.write_text(text)
-    _git(project, "commit", "-q", "-am", "test profile")
+    project = clone_project(tmp_path / "clone", profile="test")
+    assert (project / ".dvc" / "config").is_file() and not (project / "data" / "ingested").exists()
 
     # The archive, tracked by DVC so that a push carries it too.
     _run(project, "veernet", "sample")
@@ -109,9 +74,9 @@ def test_dvc_repro_from_a_fresh_clone_runs_every_stage_then_nothing_then_pushes(
 
     # Another checkout of the committed result pulls it from the same remote (its relative URL
     # resolves beside that checkout too) and finds every stage up to date, the LAS files equal.
-    _git(project, "commit", "-q", "-m", "result")
+    git(project, "commit", "-q", "-m", "result")
     other = tmp_path / "other"
-    _git(tmp_path, "clone", "-q", str(project), str(other))
+    git(tmp_path, "clone", "-q", str(project), str(other))
     _dvc(other, "pull")
     assert UP_TO_DATE in _dvc(other, "status")
     for path in las:
