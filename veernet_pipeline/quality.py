@@ -52,7 +52,7 @@ def _accounting(counts: dict[str, Any], problems: dict[str, list[str]], summary:
     found = {name: sorted(names) for name, names in problems.items() if names}
     if not found:
         return CheckOutcome(True, summary, counts)
-    description = "; ".join(f"{len(names)} {name.replace('_', ' ')}" for name, names in found.items())
+    description = "; ".join(f"{name.replace('_', ' ')}: {len(names)}" for name, names in found.items())
     return CheckOutcome(False, f"{description}; {fix}", {**counts, **{k: v[:LISTED] for k, v in found.items()}})
 
 
@@ -173,4 +173,5 @@ def digitized_accounting(settings: Settings) -> CheckOutcome:
     }
     return _accounting({"validated": len(validated), "by_status": status}, problems,
                        f"{len(validated)} validated -> {json.dumps(status)}, every LAS on disk",
-                       "see the failures' reasons, then materialise digitized_logs again")
+                       "materialise digitized_logs again: it digitises what is missing and retries failed scans "
+                       "(their reasons are in index.parquet)")

@@ -22,13 +22,18 @@ from assets.checks import (
     validated_scans_expectations,
     validated_scans_schema,
 )
-from tests.conftest import copy_project, ingest_and_validate, make_project, run_check, sample_scans_project
+from tests.conftest import (
+    SAMPLE_VALID,
+    copy_project,
+    ingest_and_validate,
+    make_project,
+    run_check,
+    sample_scans_project,
+)
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, WIDE_NAME, build_sample_archive
 
-SAMPLE_VALID = ["sample_00_zlib.tif", "sample_01_lzw_portrait.tif", "sample_02_packbits_1bit.tif",
-                "sample_03_lzw_nocalib.tif"]
 FIRST = SAMPLE_VALID[0]
 
 
@@ -92,7 +97,7 @@ def test_scans_accounted_for_fails_when_archive_and_tables_disagree(
     passed, severity, description, metadata = run_check(scans_accounted_for, project)
     assert not passed and severity == "ERROR"
     assert metadata[problem] == names
-    assert description.startswith(f"1 {problem.replace('_', ' ')}; materialise raw_scans")
+    assert description.startswith(f"{problem.replace('_', ' ')}: 1; materialise raw_scans")
 
 
 def _delete_decoded(settings: Settings) -> str:
