@@ -33,13 +33,13 @@ CONTENT_SUITE_NAME = "veernet_scan_content"
 # Paper is light: decoded scans hold ink dark on light paper and the net reads dark as ink, so a
 # scan whose median gray is dark is a negative, or a MINISWHITE tag that lies, and would be read as
 # one big curve. 750 synthetic renders (test and demo sizes, every style and artefact, uneven
-# lighting dimming by up to 20 %) have medians of 186 and up; 150 leaves room for yellowed or grey
-# paper and stays well above mid-gray (128).
+# lighting dimming by up to 20 %) have paper levels of 187 and up; 150 leaves room for yellowed or
+# grey paper and stays well above mid-gray (128).
 PAPER_LEVEL_MIN = 150
 # A track strip is paper with a grid and one or two curves on it. In the same renders the share of
-# pixels darker than mid-gray ran from 1.1 % to 34 % (dense dark grids, thresholded to black). Under
-# 0.5 % the page is (nearly) blank: the back of a sheet, an empty track. Over 45 % dark is no longer
-# the exception: a black page or a dark border eating the track (past 50 % the median is dark too).
+# pixels darker than mid-gray ran from 1.1 % to 34 %. Under 0.5 % the page is (nearly) blank: the
+# back of a sheet, an empty track. Over 45 % dark is no longer the exception: a black page or a
+# dark border eating the track (past 50 % the median is dark too).
 INK_SHARE_MIN = 0.005
 INK_SHARE_MAX = 0.45
 
