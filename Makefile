@@ -6,16 +6,37 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DAGSTER_HOME := $(CURDIR)/.dagster
 
-.PHONY: demo test ui lint venv
+LOCK := requirements.lock
+
+.PHONY: demo test ui lint venv lock
 
 venv: $(STAMP)
 
-# Reinstall whenever pyproject.toml changes; torch==2.13.0 resolves from local disk here.
-$(STAMP): pyproject.toml
+# Install exactly what the lock pins (pip and setuptools included), each file checked against its
+# hash, then the project itself, built by the locked setuptools and pulling nothing the lock does not name.
+# The locked pip goes in first, alone: the pip that `venv` bundles mishandles extras (gql[requests])
+# in hash mode.
+# Reinstall whenever pyproject.toml or the lock changes. torch 2.13.0+cpu comes from local disk here.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r <(sed -n '/^pip==/,/# via/p' $(LOCK))
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Regenerate the lock from pyproject.toml (with the dev extra), keeping every pin that still fits.
+# `make lock PIP_COMPILE_ARGS=--upgrade` (or `--upgrade-package NAME`) moves pins on purpose.
+# Index and find-links locations come from this machine's pip config, so they stay out of the lock.
+# The new lock replaces the old one only if it resolved and holds no CUDA package: pip finds only
+# the CUDA build of torch (nvidia-*, triton) when it is not pointed at the CPU wheel.
+lock: $(STAMP)
+	cp $(LOCK) $(LOCK).new
+	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --extra dev --allow-unsafe --strip-extras \
+		--generate-hashes --no-emit-index-url --no-emit-find-links $(PIP_COMPILE_ARGS) \
+		--output-file $(LOCK).new pyproject.toml || { rm -f $(LOCK).new; exit 1; }
+	if grep -qiE '^(nvidia|triton)' $(LOCK).new; then rm $(LOCK).new; \
+		echo "make lock: torch resolved to its CUDA build; point pip at torch's CPU wheel (find-links)" >&2; exit 1; fi
+	mv $(LOCK).new $(LOCK)
 
 # Build the embedded sample archive if data/raw holds no scan, materialise every asset, summarise.
 demo: $(STAMP)

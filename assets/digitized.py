@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dagster import MaterializeResult, asset
 
-from assets.metadata import result_metadata, stage_tags
+from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
 from veernet_pipeline import stages
 
 
 @asset(deps=["validated_scans", "model_evaluation"], group_name="digitized", kinds={"pytorch", "las"},
-       tags=stage_tags("infer"))
+       **stage_spec("infer"))
 def digitized_logs(pipeline: PipelineResource) -> MaterializeResult:
     """Every validated scan digitised by `veernet-multiclass@champion`; already-done (scan, model) pairs skip."""
-    return MaterializeResult(metadata=result_metadata(stages.infer(pipeline.settings())))
+    return materialized(stages.run("infer", pipeline.settings()))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dagster import MaterializeResult, asset
 
-from assets.metadata import result_metadata, stage_tags
+from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
 from veernet_pipeline import stages
 
 
 @asset(deps=["multiclass_model", "synthetic_multiclass"], group_name="evaluation", kinds={"pytorch", "mlflow"},
-       tags=stage_tags("evaluate"))
+       **stage_spec("evaluate"))
 def model_evaluation(pipeline: PipelineResource) -> MaterializeResult:
     """R^2 / MAE / MSE per curve, IoU / F1 per class; moves `champion` when the gate passes."""
-    return MaterializeResult(metadata=result_metadata(stages.evaluate(pipeline.settings())))
+    return materialized(stages.run("evaluate", pipeline.settings()))

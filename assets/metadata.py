@@ -6,9 +6,10 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from dagster import MetadataValue
+from dagster import DataVersion, MaterializeResult, MetadataValue
 
 from veernet_pipeline.stages import StageResult
+from veernet_pipeline.stages.cache import stage_code_version
 
 STAGE_TAG = "veernet/stage"
 
@@ -16,9 +17,20 @@ STAGE_TAG = "veernet/stage"
 MAX_INLINE_PNG = 600_000
 
 
-def stage_tags(stage: str) -> dict[str, str]:
-    """Tags naming the DVC stage that produces an asset (the graph-equality test reads them)."""
-    return {STAGE_TAG: stage}
+def stage_spec(stage: str) -> dict[str, Any]:
+    """Asset arguments tying an asset to its stage: the stage tag and the stage's code version.
+
+    The tag names the DVC stage that produces the asset (the graph-equality test reads it); the
+    code version is the digest of every source file the stage runs, the same code the stage's
+    fingerprint and its DVC deps cover, so the UI marks the asset stale when that code changes.
+    """
+    return {"tags": {STAGE_TAG: stage}, "code_version": stage_code_version(stage)}
+
+
+def materialized(result: StageResult, keys: tuple[str, ...] | None = None, **kwargs: Any) -> MaterializeResult:
+    """A stage result as a materialisation: its metadata and, as the data version, its output's digest."""
+    version = DataVersion(result.data_version) if result.data_version else None
+    return MaterializeResult(metadata=result_metadata(result, keys), data_version=version, **kwargs)
 
 
 def png(path: str | Path) -> MetadataValue:
@@ -31,7 +43,8 @@ def png(path: str | Path) -> MetadataValue:
 
 def result_metadata(result: StageResult, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Metadata for one asset: the stage's counts, numeric metrics and paths (optionally a subset)."""
-    meta: dict[str, Any] = {"fingerprint": result.fingerprint, "reused_previous_result": result.skipped}
+    meta: dict[str, Any] = {"fingerprint": result.fingerprint, "data_version": result.data_version,
+                            "reused_previous_result": result.skipped}
     for name, value in result.counts.items():
         meta[name] = MetadataValue.int(int(value))
     for name, value in result.metrics.items():

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from dagster import MaterializeResult, asset
 
-from assets.metadata import result_metadata, stage_tags
+from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
 from veernet_pipeline import stages
 
 
-@asset(deps=["synthetic_binary"], group_name="models", kinds={"pytorch", "mlflow"}, tags=stage_tags("train_binary"))
+@asset(deps=["synthetic_binary"], group_name="models", kinds={"pytorch", "mlflow"}, **stage_spec("train_binary"))
 def binary_model(pipeline: PipelineResource) -> MaterializeResult:
     """VeerNet trained on curve vs background (physical and effective batch 1); `veernet-binary` in MLflow."""
-    return MaterializeResult(metadata=result_metadata(stages.train_binary(pipeline.settings(), resume=True)))
+    return materialized(stages.run("train_binary", pipeline.settings(), resume=True))
 
 
 @asset(deps=["synthetic_multiclass", "binary_model"], group_name="models", kinds={"pytorch", "mlflow"},
-       tags=stage_tags("train_multiclass"))
+       **stage_spec("train_multiclass"))
 def multiclass_model(pipeline: PipelineResource) -> MaterializeResult:
     """Three-class VeerNet seeded from the binary weights; `veernet-multiclass` in MLflow."""
-    return MaterializeResult(metadata=result_metadata(stages.train_multiclass(pipeline.settings(), resume=True)))
+    return materialized(stages.run("train_multiclass", pipeline.settings(), resume=True))

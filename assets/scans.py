@@ -6,27 +6,27 @@ from collections.abc import Iterator
 
 from dagster import AssetSpec, MaterializeResult, asset, multi_asset
 
-from assets.metadata import result_metadata, stage_tags
+from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
 from veernet_pipeline import stages
 
 
-@asset(group_name="scans", kinds={"python", "tiff", "parquet"}, tags=stage_tags("ingest"))
+@asset(group_name="scans", kinds={"python", "tiff", "parquet"}, **stage_spec("ingest"))
 def raw_scans(pipeline: PipelineResource) -> MaterializeResult:
     """Every TIFF under `paths.raw`: a Parquet manifest of headers and hashes, plus decoded landscape scans."""
-    return MaterializeResult(metadata=result_metadata(stages.ingest(pipeline.settings())))
+    return materialized(stages.run("ingest", pipeline.settings()))
 
 
 @multi_asset(
     specs=[
         AssetSpec("validated_scans", deps=["raw_scans"], group_name="scans", kinds={"pandera", "parquet"},
-                  tags=stage_tags("validate"), description="Scans within the size and format bounds of params."),
+                  **stage_spec("validate"), description="Scans within the size and format bounds of params."),
         AssetSpec("quarantined_scans", deps=["raw_scans"], group_name="scans", kinds={"pandera", "parquet"},
-                  tags=stage_tags("validate"), description="Rejected scans, each with a reason code and message."),
+                  **stage_spec("validate"), description="Rejected scans, each with a reason code and message."),
     ],
 )
 def validation(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     """Split the manifest by the pandera schema built from params' bounds."""
-    result = stages.validate(pipeline.settings())
-    yield MaterializeResult(asset_key="validated_scans", metadata=result_metadata(result, ("validated", "report")))
-    yield MaterializeResult(asset_key="quarantined_scans", metadata=result_metadata(result, ("quarantine",)))
+    result = stages.run("validate", pipeline.settings())
+    yield materialized(result, ("validated", "report"), asset_key="validated_scans")
+    yield materialized(result, ("quarantine",), asset_key="quarantined_scans")

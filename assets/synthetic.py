@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dagster import AssetSpec, MaterializeResult, multi_asset
 
-from assets.metadata import result_metadata, stage_tags
+from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
 from veernet_pipeline import stages
 
@@ -14,9 +14,9 @@ from veernet_pipeline import stages
 @multi_asset(
     specs=[
         AssetSpec("synthetic_binary", deps=["validated_scans"], group_name="synthetic", kinds={"numpy", "tiff"},
-                  tags=stage_tags("synthesize"), description="Curve-vs-background set for the binary stage."),
+                  **stage_spec("synthesize"), description="Curve-vs-background set for the binary stage."),
         AssetSpec("synthetic_multiclass", deps=["validated_scans"], group_name="synthetic", kinds={"numpy", "tiff"},
-                  tags=stage_tags("synthesize"), description="Two-curve set (classes 0, 1, 2), multiclass stage."),
+                  **stage_spec("synthesize"), description="Two-curve set (classes 0, 1, 2), multiclass stage."),
     ],
 )
 def synthetic_sets(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
@@ -25,6 +25,6 @@ def synthetic_sets(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     Metadata: kept/rejected/not-needed candidate counts, splits, the rejections table and a
     contact sheet (inline when small enough, else its path).
     """
-    result = stages.synthesize(pipeline.settings())
+    result = stages.run("synthesize", pipeline.settings())
     for name in ("binary", "multiclass"):
-        yield MaterializeResult(asset_key=f"synthetic_{name}", metadata=result_metadata(result, (name,)))
+        yield materialized(result, (name,), asset_key=f"synthetic_{name}")

@@ -36,14 +36,14 @@ from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.classical import best_assignment, trace_classical
 from veernet_pipeline.evaluation.evaluate import match_binary, select_logs, truth_tracks
 from veernet_pipeline.evaluation.metrics import curve_metrics
-from veernet_pipeline.evaluation.report import curve_name
-from veernet_pipeline.evaluation.trace import trace_curves
-from veernet_pipeline.inference.predict import predict_probs
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.picture import curve_name
+from veernet_pipeline.reading.predict import predict_probs
 
 log = logging.getLogger(__name__)
 

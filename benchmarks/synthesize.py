@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import json
 import os
-import platform
 import pstats
 import resource
 import shutil
@@ -39,8 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _record import load_note, machine, write_results
+
 from veernet_pipeline.config import Settings, load_settings
-from veernet_pipeline.io.atomic import write_text_atomic
 from veernet_pipeline.synthetic.checks import check_candidate
 from veernet_pipeline.synthetic.curves import load_wells
 from veernet_pipeline.synthetic.dataset import SET_SEED_OFFSETS, CandidateMaker, SetJob, write_instance
@@ -196,22 +195,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             runs.append(run)
             print(run, flush=True)
     breakdown = _breakdown(_settings(args.profile, "largest"), args.breakdown)
-    machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-               "load_average_before": [round(x, 2) for x in load_before],
-               "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+    record = machine(load_before)
     summary = _summary(runs)
-    document = {"runs": runs, "breakdown_largest": breakdown, **summary, "machine": machine, "profile": args.profile,
+    document = {"runs": runs, "breakdown_largest": breakdown, **summary, "machine": record, "profile": args.profile,
                 "validate": _settings(args.profile, "uniform").section("validate")}
     table = _table(runs)
     notes = (f"\n{summary['verdict']}. {summary['disk']}.\n\nSerial breakdown at 640 x 12800, CPU s per instance: "
              f"render {breakdown['render_s']}, checks {breakdown['checks_s']}, write {breakdown['write_s']}. "
-             f"Load average before/after: {machine['load_average_before']} / {machine['load_average_after']} on "
-             f"{machine['cpus']} CPUs. Steady rate: instances after the first round of tasks over their time "
+             f"{load_note(record)} Steady rate: instances after the first round of tasks over their time "
              "(worker start-up excluded); projections use it.\n")
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(args.out / "synthesize.json", json.dumps(document, indent=2) + "\n")
-    write_text_atomic(args.out / "synthesize.md", "# Synthetic generation throughput\n\n" + table + notes)
-    print(table + notes)
+    write_results(args.out, "synthesize", document, "Synthetic generation throughput", table + notes)
     return document
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,3 +89,47 @@ def sample_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setting
         settings = load_settings(params)
         build_sample_archive(settings.path("raw"), settings)
         yield settings
+
+
+GIT_IDENTITY = ("-c", "user.name=veernet tests", "-c", "user.email=tests@veernet.invalid")
+
+
+def git(folder: Path, *args: str) -> str:
+    """Run git in `folder` with an identity of its own (never the user's config); return stdout."""
+    return subprocess.run(["git", *GIT_IDENTITY, *args], cwd=folder, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def clone_project(dest: Path, profile: str | None = "test") -> Path:
+    """A fresh clone of the project, as `git add -A` + commit would hold it, with `profile` chosen.
+
+    The files git tracks plus the untracked ones it does not ignore, as they are in the working
+    tree (so uncommitted edits count), committed in a new repo; then, as a user would, the profile
+    is picked in params.yaml (comments kept) and committed.
+    """
+    listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+    for rel in filter(None, listed):
+        source = REPO / rel
+        if source.is_file():  # a tracked file deleted in the working tree is not part of the next commit
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "fresh clone")
+    if profile is not None:
+        params = dest / "params.yaml"
+        text, edits = re.subn(r"^profile: \w+", f"profile: {profile}", params.read_text(), count=1, flags=re.MULTILINE)
+        if edits != 1:
+            raise ValueError(f"{params}: no top-level `profile:` line to set")
+        params.write_text(text)
+        git(dest, "commit", "-q", "-am", f"{profile} profile")
+    return dest
+
+
+def clone_env(clone: Path) -> dict[str, str]:
+    """Environment for commands run in a clone: its own code first, the venv's tools, no outside settings."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VEERNET_PARAMS", "VEERNET_PROFILE", "MLFLOW_TRACKING_URI",
+                                                             "DAGSTER_HOME")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(clone)
+    return env

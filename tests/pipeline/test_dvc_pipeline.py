@@ -1,48 +1,83 @@
-"""`dvc repro` runs the same stages through the `veernet` CLI; a second repro does nothing."""
+"""`dvc repro` from a fresh clone, as a user runs it: every stage, then nothing, then push and pull.
+
+The clone holds what the next commit would: the files git tracks or would add, with their
+working-tree contents, so an uncommitted edit is tested too. It carries the repo's own `.dvc/`
+config, whose default remote is a folder beside the checkout (here, inside tmp_path).
+"""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import REPO, make_project
-from veernet_pipeline.config import load_settings
+from tests.conftest import clone_env, clone_project, git
+from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, VARIANTS, WIDE_NAME
+
+STAGES = ("ingest", "validate", "synthesize", "train_binary", "train_multiclass", "evaluate", "infer")
+UP_TO_DATE = "Data and pipelines are up to date"
 
 
-def _dvc(project: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("VEERNET_PARAMS", "VEERNET_PROFILE", "MLFLOW_TRACKING_URI")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, f"dvc {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+def _run(folder: Path, *args: str) -> str:
+    """Run a command in `folder`; fail the test with its output unless it exits 0. Returns stdout + stderr."""
+    done = subprocess.run(args, cwd=folder, env=clone_env(folder), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
 
-def test_dvc_repro_runs_every_stage_then_nothing(tmp_path: Path) -> None:
-    from veernet_pipeline.synthetic.sample import build_sample_archive
+def _dvc(folder: Path, *args: str) -> str:
+    return _run(folder, sys.executable, "-m", "dvc", *args)
 
-    project = tmp_path / "dvc-project"
-    params = make_project(project)
-    # Stages depend on the library's code folders, as in the repo.
-    shutil.copytree(REPO / "veernet_pipeline", project / "veernet_pipeline",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    settings = load_settings(params)
-    build_sample_archive(settings.path("raw"), settings)
-    _dvc(project, "init", "--no-scm", "-q")
+
+def _status(folder: Path) -> set[str]:
+    return set(filter(None, git(folder, "status", "--porcelain", "--untracked-files=all").splitlines()))
+
+
+def test_dvc_repro_from_a_fresh_clone_runs_every_stage_then_nothing_then_pushes(tmp_path: Path) -> None:
+    # What a user does to get a quick result: pick the test profile in params.yaml and commit it.
+    project = clone_project(tmp_path / "clone", profile="test")
+    assert (project / ".dvc" / "config").is_file() and not (project / "data" / "ingested").exists()
+
+    # The archive, tracked by DVC so that a push carries it too.
+    _run(project, "veernet", "sample")
+    _dvc(project, "add", "data/raw")
 
     first = _dvc(project, "repro")
-    for stage in ("ingest", "validate", "synthesize", "train_binary", "train_multiclass", "evaluate", "infer"):
+    for stage in STAGES:
         assert f"Running stage '{stage}'" in first
-    index = pd.read_parquet(settings.path("digitized") / "index.parquet")
-    assert (index["status"] == "written").sum() == len(pd.read_parquet(settings.path("validated") /
-                                                                       "validated.parquet"))
     assert (project / "dvc.lock").is_file()
+    validated = pd.read_parquet(project / "data" / "validated" / "validated.parquet")
+    index = pd.read_parquet(project / "data" / "digitized" / "index.parquet")
+    written = index[index["status"] == "written"]
+    assert len(validated) > 0 and sorted(written["sha256"]) == sorted(validated["sha256"])
+    las = sorted(project.glob("data/digitized/**/*.las"))
+    assert las == sorted(project / "data" / "digitized" / name for name in written["las"])
+    # Independently of the validation: the sample's scans less its two broken ones by design.
+    scans = [p for p in (project / "data" / "raw").iterdir() if p.suffix in (".tif", ".tiff")]
+    sound = sorted(p.stem for p in scans if p.name not in (TRUNCATED_NAME, WIDE_NAME))
+    assert sorted(p.stem for p in las) == sound and len(sound) == len(VARIANTS)
 
     second = _dvc(project, "repro")
-    assert "Running stage" not in second
-    assert "Data and pipelines are up to date" in second
+    assert "Running stage" not in second and UP_TO_DATE in second
+
+    # Only DVC's records of the result are new to git, staged by core.autostage: no output leaks
+    # into `git status` and DVC wrote no .gitignore of its own.
+    assert _status(project) == {"A  data/raw.dvc", "A  dvc.lock"}
+    assert not list(project.glob("data/**/.gitignore"))
+
+    _dvc(project, "push")
+    remote = tmp_path / "veernet-dvc-remote"
+    assert remote.is_dir() and any(p.is_file() for p in remote.rglob("*"))
+    assert "in sync" in _dvc(project, "status", "--cloud")
+
+    # Another checkout of the committed result pulls it from the same remote (its relative URL
+    # resolves beside that checkout too) and finds every stage up to date, the LAS files equal.
+    git(project, "commit", "-q", "-m", "result")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(project), str(other))
+    _dvc(other, "pull")
+    assert UP_TO_DATE in _dvc(other, "status")
+    for path in las:
+        assert (other / path.relative_to(project)).read_bytes() == path.read_bytes()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veernet_pipeline.io.atomic import atomic_path, write_json_atomic, write_text_atomic
+from veernet_pipeline.io.atomic import atomic_dir, atomic_path, write_json_atomic, write_text_atomic
 
 
 def test_outputs_get_the_permissions_a_plain_open_gives(tmp_path: Path) -> None:
@@ -37,3 +37,22 @@ def test_write_json_atomic_keeps_json_strict(tmp_path: Path) -> None:
     text = (tmp_path / "m.json").read_text()
     assert json.loads(text) == {"r2": None, "mae": 0.5, "n": 3, "per_class": [1.0, None], "1": [None, 2]}
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_a_cache_folder_another_writer_finished_first_is_kept(tmp_path: Path) -> None:
+    target = tmp_path / "cache" / "model-v1"
+    with atomic_dir(target, keep_existing=True) as mine:
+        (mine / "weights").write_text("mine")
+        # A concurrent writer of the same folder completes while this one is still writing.
+        with atomic_dir(target, keep_existing=True) as theirs:
+            (theirs / "weights").write_text("theirs")
+    assert (target / "weights").read_text() == "theirs"
+    assert [p.name for p in target.parent.iterdir()] == ["model-v1"]
+
+
+def test_a_failed_folder_write_leaves_no_folder(tmp_path: Path) -> None:
+    target = tmp_path / "cache" / "model-v1"
+    with pytest.raises(RuntimeError), atomic_dir(target, keep_existing=True) as tmp:
+        (tmp / "weights").write_text("half")
+        raise RuntimeError("crash mid-write")
+    assert list(target.parent.iterdir()) == []

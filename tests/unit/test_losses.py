@@ -93,13 +93,17 @@ def test_build_loss_builds_every_name_and_rejects_an_unknown_one() -> None:
         build_loss(LossParams(name="hinge"), "binary")
 
 
-@pytest.mark.parametrize("name", ["dice", "focal", "lovasz", "soft_ce"])
+@pytest.mark.parametrize("name", LOSSES)
 def test_inputs_that_cannot_match_are_refused_with_a_fix(name: str) -> None:
     loss_fn = build_loss(LossParams(name=name), "binary")
     with pytest.raises(ValueError, match="num_classes=1"):
         loss_fn(torch.zeros(1, 3, 8, 8), torch.zeros(1, 8, 8, dtype=torch.long))
     with pytest.raises(ValueError, match="drop the channel axis"):
         loss_fn(torch.zeros(1, 1, 8, 8), torch.zeros(1, 1, 8, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"logits\[None\]"):
+        loss_fn(torch.zeros(1, 8, 8), torch.zeros(1, 8, 8, dtype=torch.long))
+    with pytest.raises(ValueError, match="the `valid` tensor that pad_collate returns"):
+        loss_fn(torch.zeros(1, 1, 8, 8), torch.zeros(1, 8, 8, dtype=torch.long), torch.ones(1, 8, 9))
     with pytest.raises(ValueError, match="remap the mask"):
         build_loss(LossParams(name=name), "multiclass")(torch.zeros(1, 3, 8, 8), torch.full((1, 8, 8), 3))
     with pytest.raises(ValueError, match="'binary' or 'multiclass'"):

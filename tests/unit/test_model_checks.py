@@ -1,7 +1,7 @@
 """The model, gate and digitising asset checks pass on real outputs and fail on real faults.
 
-Models are real VeerNets saved with `save_model`, the gate decision comes from `stages.gate` on a
-real MLflow store, and the digitised index from `digitize_archive` run on the sample archive.
+Models are real VeerNets saved with `save_model`, the gate decision comes from `tracking.gate` on a
+real MLflow store, and the digitised index from `digitize_validated` run on the sample archive.
 """
 
 from __future__ import annotations
@@ -27,10 +27,13 @@ from tests.conftest import (
     sample_scans_project,
 )
 from veernet_pipeline.config import Settings, load_settings
-from veernet_pipeline.inference.archive import digitize_archive
+from veernet_pipeline.inference.archive import digitize_validated
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import build_model, save_model
+from veernet_pipeline.stages.cache import STAGE_FILE, StageResult
 from veernet_pipeline.tracking import store
+from veernet_pipeline.tracking.gate import gate
+from veernet_pipeline.tracking.store import CHAMPION, MULTICLASS_MODEL
 
 LABEL = "v1-test"
 
@@ -67,18 +70,15 @@ def test_model_sanity_passes_on_saved_weights_and_fails_on_nan_weights(
 
 
 def _record_evaluation(settings: Settings, decision: dict) -> None:
-    """Write the evaluate stage's record as `stages.evaluate` does: the gate decision under result.metrics."""
-    from veernet_pipeline.stages import STAGE_FILE, StageResult
-
-    result = StageResult("evaluate", "fingerprint", counts={"logs": 1}, metrics={"gate": decision})
+    """Write the evaluate stage's record as `stages.cache.run_cached` does: the gate decision under result.metrics."""
+    result = StageResult("evaluate", "fingerprint", "data version", counts={"logs": 1}, metrics={"gate": decision})
     folder = settings.path("evaluation")
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / STAGE_FILE).write_text(json.dumps({"fingerprint": "fingerprint", "result": asdict(result)}))
+    (folder / STAGE_FILE).write_text(json.dumps({"fingerprint": "fingerprint", "data_version": "data version",
+                                                 "result": asdict(result)}))
 
 
 def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings, tmp_path: Path) -> None:
-    from veernet_pipeline.stages import CHAMPION, MULTICLASS_MODEL, gate
-
     passed, severity, description, _ = run_check(champion_gate_passed, project)
     assert not passed and severity == "WARN" and description == "no evaluation recorded"
 
@@ -90,13 +90,14 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
         with store.stage_run(strict.root, "train_multiclass", {}, {}):
             versions.append(store.log_model(tmp_path / "model", MULTICLASS_MODEL))
 
-    _record_evaluation(strict, gate(strict, {"median_r2": 0.8}, versions[0]))
+    threshold = strict.evaluate.gate.min_median_r2
+    _record_evaluation(strict, gate(strict.root, MULTICLASS_MODEL, versions[0], 0.8, threshold))
     assert store.alias_version(strict.root, MULTICLASS_MODEL, CHAMPION) == versions[0]
     passed, _, description, metadata = run_check(champion_gate_passed, strict)
     assert passed and description == "median R^2 0.8000 against gate 0.5"
     assert metadata["promoted"] is True and metadata["version"] == versions[0]
 
-    _record_evaluation(strict, gate(strict, {"median_r2": 0.4}, versions[1]))
+    _record_evaluation(strict, gate(strict.root, MULTICLASS_MODEL, versions[1], 0.4, threshold))
     assert store.alias_version(strict.root, MULTICLASS_MODEL, CHAMPION) == versions[0]
     passed, severity, description, metadata = run_check(champion_gate_passed, strict)
     assert not passed and severity == "WARN" and description == "median R^2 0.4000 against gate 0.5"
@@ -104,7 +105,7 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
 
 
 def _digitize(settings: Settings) -> dict[str, int]:
-    return digitize_archive(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
+    return digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
                             settings.path("models") / "multiclass", LABEL, settings.path("digitized"),
                             settings.infer.tile_width, settings.infer.tile_overlap, settings.extract)
 

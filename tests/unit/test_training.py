@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 import tifffile
 import torch
+from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.config import ModelParams, Settings, load_settings
@@ -135,11 +137,60 @@ def test_epoch_sampler_order_and_resume_position() -> None:
     assert list(sampler) != full
 
 
-def test_warmup_then_cosine() -> None:
-    factor = warmup_cosine(warmup_steps=3, total_steps=13)
-    assert [factor(s) for s in range(3)] == [0.25, 0.5, 0.75]
-    assert factor(3) == 1.0 and math.isclose(factor(8), 0.5) and factor(13) == 0.0
-    assert all(factor(s) > factor(s + 1) for s in range(3, 12))
+def lr_by_hand(step: int, warmup: int, total: int, base: float) -> float:
+    """Linear warmup, then cosine to 0, written out independently of torch's schedulers."""
+    if step < warmup:
+        return base * (step + 1) / (warmup + 1)
+    return base * 0.5 * (1.0 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
+
+
+def schedule(warmup: int, total: int, base: float = 0.002) -> tuple[torch.optim.Optimizer, LRScheduler]:
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=base)
+    return optimizer, warmup_cosine(optimizer, warmup, total)
+
+
+def lrs(optimizer: torch.optim.Optimizer, scheduler: LRScheduler, steps: int) -> list[float]:
+    """The LR each of the next `steps` optimiser steps uses, stepping the scheduler after each as training does."""
+    seen = []
+    for _ in range(steps):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return seen
+
+
+@pytest.mark.parametrize(("warmup", "total"), [(3, 13), (0, 10), (1, 7), (20, 12), (50, 2940)])
+def test_warmup_then_cosine_matches_the_formula(warmup: int, total: int) -> None:
+    optimizer, scheduler = schedule(warmup, total)
+    got = lrs(optimizer, scheduler, total + 1)
+    expected = [lr_by_hand(step, warmup, total, 0.002) for step in range(total + 1)]
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-18)
+    if (warmup, total) == (3, 13):  # the figures themselves: 1/4, 2/4, 3/4 of the base LR, the peak, half-way, 0
+        assert got[:4] == pytest.approx([0.0005, 0.001, 0.0015, 0.002], rel=1e-15)
+        assert got[8] == pytest.approx(0.001, rel=1e-12)
+    if warmup == 0:
+        assert got[0] == 0.002  # no warmup: the first step runs at the full base LR
+    if total > warmup:
+        decay = got[warmup : total + 1]
+        assert decay[-1] == 0.0 and all(a > b for a, b in zip(decay[:-1], decay[1:], strict=True))
+
+
+@pytest.mark.parametrize(("warmup", "stop"), [(4, 2), (4, 4), (4, 9), (0, 5)])
+def test_schedule_resumes_bit_identically_from_its_state(warmup: int, stop: int, tmp_path: Path) -> None:
+    total = 16
+    uninterrupted = lrs(*schedule(warmup, total), total)
+    optimizer, scheduler = schedule(warmup, total)
+    before = lrs(optimizer, scheduler, stop)
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp_path / "state.pt")
+    state = torch.load(tmp_path / "state.pt", weights_only=True)
+    # A fresh process's order: build both, then load the optimiser and the scheduler state as train_stage does.
+    optimizer, scheduler = schedule(warmup, total)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    assert scheduler.last_epoch == stop
+    after = lrs(optimizer, scheduler, total - stop)
+    assert before + after == uninterrupted  # exact float equality, step for step
+    assert after == pytest.approx([lr_by_hand(s, warmup, total, 0.002) for s in range(stop, total)], rel=1e-12)
 
 
 def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
@@ -160,15 +211,49 @@ def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
     torch.testing.assert_close(weights[0], weights[1], rtol=1e-5, atol=1e-6)
 
 
-def test_evaluate_reports_iou_per_class(multiclass_set: Path) -> None:
-    data = SegmentationSet(multiclass_set, "val", binary=False, crop_width=0, seed=0, max_items=0)
-    torch.manual_seed(0)
+def iou_by_hand(pred: np.ndarray, truth: np.ndarray, valid: np.ndarray, classes: int) -> list[float]:
+    """Per-class IoU over the valid pixels, counted with numpy set operations (NaN for an empty union)."""
+    ious = []
+    for k in range(classes):
+        is_pred, is_true = (pred == k) & valid, (truth == k) & valid
+        union = int((is_pred | is_true).sum())
+        ious.append(int((is_pred & is_true).sum()) / union if union else math.nan)
+    return ious
+
+
+@pytest.mark.parametrize("classes", [1, 3])
+def test_evaluate_reports_pooled_iou_of_valid_pixels(multiclass_set: Path, binary_set: Path, classes: int) -> None:
+    # Three logs of different sizes in batches of 2: the smaller of a batch is padded, and padding must not count.
+    data = SegmentationSet(binary_set if classes == 1 else multiclass_set, "train", binary=classes == 1,
+                           crop_width=0, seed=0, max_items=3)
+    torch.manual_seed(3)
     model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
-                                    attention_heads=2), 3).train()
-    loader = DataLoader(data, batch_size=1, collate_fn=pad_collate)
-    result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "multiclass"), torch.device("cpu"))
-    assert len(result["iou"]) == 3 and 0.0 <= result["iou"][0] <= 1.0 and result["loss"] > 0
+                                    attention_heads=2), classes).train()
+    loader = DataLoader(data, batch_size=2, collate_fn=pad_collate)
+    result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "binary" if classes == 1 else "multiclass"),
+                      torch.device("cpu"))
     assert model.training
+
+    # The expected IoU from the same net's logits, counted here over the valid pixels of all batches together.
+    model.eval()
+    preds, truths, valids = [], [], []
+    with torch.no_grad():
+        for batch in loader:
+            logits = model(batch["image"], batch["valid"]).numpy()
+            preds.append((logits[:, 0] > 0).ravel() if classes == 1 else logits.argmax(axis=1).ravel())
+            truths.append((batch["target"].numpy() > 0).ravel() if classes == 1 else batch["target"].numpy().ravel())
+            valids.append(batch["valid"].numpy().ravel() > 0)
+    pred, truth, valid = (np.concatenate(parts).astype(np.int64) for parts in (preds, truths, valids))
+    valid = valid.astype(bool)
+    expected = iou_by_hand(pred, truth, valid, max(2, classes))
+    assert not valid.all()  # some padding was there to leave out
+    assert expected != iou_by_hand(pred, truth, np.ones_like(valid), max(2, classes))  # and counting it would show
+    assert len(result["iou"]) == max(2, classes)
+    for got, want in zip(result["iou"], expected, strict=True):
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12)
+    present = [v for v in expected if not math.isnan(v)]
+    assert result["miou"] == pytest.approx(sum(present) / len(present), rel=1e-12)
+    assert result["loss"] > 0
 
 
 def test_checkpoint_round_trip_restores_rng(tmp_path: Path) -> None:
@@ -217,6 +302,50 @@ def test_resume_after_interruption_is_bit_identical(binary_set: Path, tmp_path: 
     timeless = [{k: v for k, v in run["history"][0].items() if k != "seconds"} for run in (resumed, uninterrupted)]
     assert timeless[0] == timeless[1]
     assert math.isclose(resumed["final"]["train_loss"], uninterrupted["final"]["train_loss"], rel_tol=1e-12)
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One intra-op thread for the test: three runs with 2 loader workers stay quick on 2 cores shared with others.
+
+    On this machine, with other processes on both cores, 2 OpenMP threads made these runs about 6 times slower
+    than 1. Every run of the test uses the same thread count, so the bit-identity it checks is unaffected.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_resume_mid_epoch_under_the_cpu_profile_data_settings(binary_set: Path, tmp_path: Path) -> None:
+    # The cpu profile's data pipeline (batches of 4, 6 crops per log, 256-px crops) with 2 loader workers, on
+    # tiny logs (two are narrower than the crop and 96 rows tall, so batches are padded) and a tiny net.
+    cfg = load_settings(PARAMS_YAML, profile="cpu", overrides=[
+        *TINY_MODEL, "train_binary.num_workers=2", "train_binary.epochs=2", "train_binary.warmup_steps=3",
+        "train_binary.checkpoint_every_steps=2"])
+    params = cfg.train_binary
+    assert (params.batch_size, params.accumulation, params.crops_per_log, params.crop_width) == (4, 1, 6, 256)
+    uninterrupted = train_stage(cfg, "binary", binary_set, tmp_path / "a")
+    steps: list[tuple[int, int]] = []
+
+    def crash(info: dict) -> None:
+        steps.append((info["epoch"], info["step_in_epoch"]))
+        if steps[-1] == (2, 5):  # 5 logs x 6 crops = 30 items: 8 batches of 4 per epoch
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train_stage(cfg, "binary", binary_set, tmp_path / "b", on_step=crash)
+    # Checkpoints every 2 optimiser steps: the last one before the crash is global step 12, batch 4 of epoch 2.
+    position = load_checkpoint(tmp_path / "b" / "checkpoints" / "last.pt")
+    assert (position["epoch"], position["step_in_epoch"], position["global_step"]) == (1, 4, 12)
+    resumed = train_stage(cfg, "binary", binary_set, tmp_path / "b", resume=True)
+    a, b = final_weights(tmp_path / "a"), final_weights(tmp_path / "b")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    for left, right in zip(resumed["history"], uninterrupted["history"], strict=True):
+        assert {k: v for k, v in left.items() if k not in ("seconds", "train_loss")} == \
+            {k: v for k, v in right.items() if k not in ("seconds", "train_loss")}
+        assert math.isclose(left["train_loss"], right["train_loss"], rel_tol=1e-12)
 
 
 def test_resume_refuses_other_settings(binary_set: Path, tmp_path: Path) -> None:

@@ -1,2 +1,3 @@
-"""Evaluation: class probabilities -> curves (`extract`), metrics against native LAS (`metrics`),
-readable outputs (`report`) and the held-out evaluation stage (`evaluate.evaluate_model`)."""
+"""Evaluation: metrics against native LAS (`metrics`), the held-out evaluation stage
+(`evaluate.evaluate_model`), readable outputs (`report`) and the classical baseline (`classical`).
+Curves are read with `reading`, the same path inference takes."""

@@ -38,7 +38,7 @@ from scipy import ndimage
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.evaluation.metrics import curve_metrics
-from veernet_pipeline.evaluation.trace import trace_curves
+from veernet_pipeline.reading.extract import trace_curves
 
 PAPER_BLOCK = 256  # columns per paper-level estimate
 MIN_LINE_PX = 64  # shortest horizontal element; W // 8 on real widths (400-1600 px)

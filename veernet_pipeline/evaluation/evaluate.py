@@ -28,17 +28,18 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import EvaluateParams, ExtractParams
-from veernet_pipeline.evaluation.metrics import curve_metrics, mask_counts, scores_from_counts
-from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, curve_name, overlay_png, write_per_log_csv
-from veernet_pipeline.evaluation.trace import trace_curves
-from veernet_pipeline.inference.digitize import rows_to_values
-from veernet_pipeline.inference.predict import predict_probs
+from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
+from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.picture import curve_name
+from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.values import rows_to_values
 from veernet_pipeline.synthetic.strokes import nearest_row
 
 log = logging.getLogger(__name__)
@@ -136,20 +137,20 @@ def evaluate_model(
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = load_model(model_dir, map_location=device)
     records: list[dict[str, Any]] = []
-    pooled: np.ndarray | None = None
+    # Pixel counts pooled over every log; a one-logit binary model gives two classes.
+    pooled = MaskScores(max(2, model.num_classes))
     # Only the current best and worst few logs' pictures are held, so memory stays flat over a big split.
     ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray]] = []
     for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
-        image, truth_rows, pred_rows, log_records, counts = _evaluate_log(model, Path(set_dir), row, params, extract,
-                                                                          device)
+        image, truth_rows, pred_rows, log_records = _evaluate_log(model, Path(set_dir), row, params, extract, device,
+                                                                  pooled)
         records.extend(log_records)
-        pooled = counts if pooled is None else pooled + counts
         score = _mean_or_nan([r["mae"] for r in log_records])
         ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows))
         ranked.sort(key=lambda item: item[0])
         if len(ranked) > 2 * OVERLAYS_PER_END:
             del ranked[OVERLAYS_PER_END]
-    metrics = _summarise(records, pooled, params.split, len(logs))
+    metrics = summarise(records, pooled, params.split, len(logs))
     out_dir = Path(out_dir)
     write_per_log_csv(out_dir / "per_log.csv", records)
     write_json_atomic(out_dir / "metrics.json", metrics)
@@ -166,9 +167,13 @@ def evaluate_model(
 
 
 def _evaluate_log(
-    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]], np.ndarray]:
-    """Image, truth rows, predicted rows (pixel rows, (K, W)), per-curve records and mask counts of one log."""
+    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str,
+    pooled: MaskScores,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """Image, truth rows, predicted rows (pixel rows, (K, W)) and per-curve records of one log.
+
+    The log's predicted and true masks are added to `pooled`.
+    """
     image = decode_scan(set_dir / row.image)
     mask = tifffile.imread(set_dir / row.mask)
     if mask.shape != image.shape:
@@ -204,11 +209,9 @@ def _evaluate_log(
                         "mae_physical": _finite_stat(np.mean, physical),
                         "mean_confidence": float(confidence[k].mean()), "n_curves": n_truth, "scale": scale.scale,
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan})
-    num_classes = probs.shape[0]
-    # A binary model is scored as curve vs background whatever the set labels its curves.
-    true_class = (mask > 0).astype(np.uint8) if num_classes == 2 else mask
-    counts = mask_counts(probs.argmax(axis=0), true_class, num_classes)
-    return image, truth[:n] * height - 0.5, rows[:n], records, counts
+    # MaskScores scores a binary model as curve vs background whatever the set labels its curves.
+    pooled.update(probs.argmax(axis=0), mask)
+    return image, truth[:n] * height - 0.5, rows[:n], records
 
 
 def select_logs(set_dir: Path, split: str, max_logs: int) -> pd.DataFrame:
@@ -246,7 +249,10 @@ def swap_share(pred: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(crossed < as_labelled))
 
 
-def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str, n_logs: int) -> dict[str, Any]:
+def summarise(records: Sequence[dict[str, Any]], pooled: MaskScores, split: str, n_logs: int) -> dict[str, Any]:
+    """Per-log records -> `metrics.json`: per curve the median, 10th/90th percentile and mean of each metric
+    over logs (NaN entries skipped), the pooled mask scores, and the gate's figures (worst curve).
+    """
     frame = pd.DataFrame(list(records), columns=list(PER_LOG_COLUMNS))
     curves: dict[str, dict[str, float]] = {}
     for name, group in frame.groupby("curve", sort=True):
@@ -266,7 +272,7 @@ def _summarise(records: Sequence[dict[str, Any]], pooled: np.ndarray, split: str
         # Share of compared columns where the two curves' identities are swapped, over all logs' columns.
         "swap_share": _finite_stat(np.mean, frame.drop_duplicates("id")["swap_share"].to_numpy(dtype=np.float64)),
         "curves": curves,
-        "classes": {str(k): v for k, v in scores_from_counts(pooled).items()},
+        "classes": {str(k): v for k, v in pooled.compute().items()},
         "median_r2": float(np.min(worst["median_r2"])),
         "median_mae": float(np.max(worst["median_mae"])),
         "median_mse": float(np.max(worst["median_mse"])),

@@ -1,2 +1,2 @@
-"""Inference: tiled class probabilities (`predict`), one scan -> LAS + QC (`digitize`), and the
-idempotent batch over a validated archive (`archive.digitize_archive`)."""
+"""Inference: one scan -> LAS + QC picture (`digitize`), and the idempotent batch over a validated
+archive (`archive.digitize_validated`). Reading a scan itself lives in `reading`."""

@@ -1,8 +1,9 @@
 """Digitise a whole validated archive: idempotent, one bad scan never stops the batch.
 
-Every validated scan gets `out_dir/<sha256[:16]>/<model_version>/<stem>.las` and `<stem>.qc.png`.
-The output path is keyed by the scan's content hash and the model version, so a re-run skips
-every (scan, model) pair already done and a new model version writes beside the old one. The QC
+Every validated scan gets `out_dir/<sha256[:16]>/<label>/<stem>.las` and `<stem>.qc.png`. The
+output path is keyed by the scan's content hash and the output label (model name and version,
+extraction parameters, reading code; see `stages.infer`), so a re-run skips every (scan, label)
+pair already done and a new model writes beside the old one. The QC
 PNG is written before the LAS and both atomically, so an existing LAS means the pair is
 complete. A scan that fails is recorded with its reason in `index.parquet` and
 `failures.parquet`; the invariant validated == written + skipped + failed is asserted.
@@ -20,7 +21,7 @@ from torch import nn
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.inference.digitize import digitize_scan, write_digitized
-from veernet_pipeline.io.atomic import atomic_path
+from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
@@ -28,22 +29,24 @@ from veernet_pipeline.progress import progress
 
 log = logging.getLogger(__name__)
 
-INDEX_COLUMNS = ("path", "sha256", "las", "qc", "calibrated", "status", "reason")
+INDEX_FILE = "index.parquet"
+FAILURES_FILE = "failures.parquet"
+DIGITIZED_COLUMNS = ("path", "sha256", "las", "qc", "calibrated", "status", "reason")
 
 
-def output_paths(out_dir: Path, sha256: str, model_version: str, scan_path: str) -> tuple[Path, Path]:
+def output_paths(out_dir: Path, sha256: str, label: str, scan_path: str) -> tuple[Path, Path]:
     """Where one scan's LAS and QC PNG go for one model version."""
-    folder = Path(out_dir) / sha256[:16] / model_version
+    folder = Path(out_dir) / sha256[:16] / label
     stem = Path(scan_path).stem
     return folder / f"{stem}.las", folder / f"{stem}.qc.png"
 
 
-def digitize_archive(
+def digitize_validated(
     validated_dir: Path,
     ingested_dir: Path,
     raw_dir: Path,
     model_dir: Path,
-    model_version: str,
+    label: str,
     out_dir: Path,
     tile_width: int,
     tile_overlap: int,
@@ -56,7 +59,7 @@ def digitize_archive(
         ingested_dir: root of the `decoded` landscape scans.
         raw_dir: root of the scans' `calibration` sidecar paths.
         model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
-        model_version: names the output folder, e.g. "v3".
+        label: names the output folder, e.g. "veernet-multiclass-v3-x1a2b3c4d".
         out_dir: output root; gets `index.parquet` and `failures.parquet`.
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
@@ -73,7 +76,7 @@ def digitize_archive(
     model: nn.Module | None = None
     records: list[dict[str, object]] = []
     for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
-        las_path, qc_path = output_paths(out_dir, row.sha256, model_version, row.path)
+        las_path, qc_path = output_paths(out_dir, row.sha256, label, row.path)
         record = {"path": row.path, "sha256": row.sha256, "las": las_path.relative_to(out_dir).as_posix(),
                   "qc": qc_path.relative_to(out_dir).as_posix(), "calibrated": bool(row.calibration),
                   "status": "skipped", "reason": ""}
@@ -82,21 +85,20 @@ def digitize_archive(
                 # A model that will not load fails the whole run on purpose: no scan could succeed.
                 model = load_model(model_dir, map_location=device)
             try:
-                _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), model_version,
+                _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
                               las_path, qc_path, tile_width, tile_overlap, extract)
                 record["status"] = "written"
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
                 log.warning("%s: digitising failed: %s", row.path, record["reason"], exc_info=True)
         records.append(record)
-    index = pd.DataFrame(records, columns=list(INDEX_COLUMNS))
+    index = pd.DataFrame(records, columns=list(DIGITIZED_COLUMNS))
     counts = {"validated": len(scans)}
     counts.update({status: int((index["status"] == status).sum()) for status in ("written", "skipped", "failed")})
     if counts["validated"] != counts["written"] + counts["skipped"] + counts["failed"]:
-        raise AssertionError(f"digitize_archive lost scans: {counts}")
-    for name, frame in (("index.parquet", index), ("failures.parquet", index[index["status"] == "failed"])):
-        with atomic_path(Path(out_dir) / name) as tmp:
-            frame.to_parquet(tmp, index=False)
+        raise AssertionError(f"digitize_validated lost scans: {counts}")
+    write_parquet_atomic(Path(out_dir) / INDEX_FILE, index)
+    write_parquet_atomic(Path(out_dir) / FAILURES_FILE, index[index["status"] == "failed"])
     log.info("digitised archive into %s: %s", out_dir, counts)
     return counts
 
@@ -107,7 +109,7 @@ def _digitize_one(
     row: Any,
     ingested_dir: Path,
     raw_dir: Path,
-    model_version: str,
+    label: str,
     las_path: Path,
     qc_path: Path,
     tile_width: int,
@@ -121,4 +123,4 @@ def _digitize_one(
     calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
     result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device)
     write_digitized(result, image, las_path, qc_path,
-                    [f"source scan {row.path} sha256 {row.sha256}", f"model version {model_version}"])
+                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}"])

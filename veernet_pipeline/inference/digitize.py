@@ -1,7 +1,7 @@
 """One scan -> LAS curves with a per-column confidence, plus a QC picture for review.
 
 The net's class probabilities become one subpixel row per column per curve along the joint path
-of `evaluation.trace`; the calibration sidecar turns columns into depths and rows into values.
+of `reading.extract`; the calibration sidecar turns columns into depths and rows into values.
 Without a sidecar the output stays in track units and says so in the LAS header. Each curve gets
 a `<MNEM>_CONF` companion (class share x ink probability on the path, 0 where the curve was
 absent or bridged): the review step sorts and filters on it.
@@ -16,12 +16,13 @@ import numpy as np
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.evaluation.report import Series, curve_name, render_curves_png
-from veernet_pipeline.evaluation.trace import trace_curves
-from veernet_pipeline.inference.predict import predict_probs
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
+from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.values import rows_to_values
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
 _QC_COLORS = ("red", "blue", "darkorange", "magenta")
@@ -106,46 +107,6 @@ def digitize_scan(
         rows=rows[:n_curves],
         confidence=confidence[:n_curves],
     )
-
-
-def rows_to_values(calib: Calibration, rows: np.ndarray, height: int, curve: int) -> tuple[np.ndarray, np.ndarray]:
-    """Image rows read for one curve -> its physical values, wrapped stretches on their backup scale.
-
-    Shape:
-        rows: (W,) subpixel image rows, NaN where the curve was not read. Returns values (W,)
-        float (NaN where not read) and wrap counts (W,) int.
-    """
-    # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
-    track_rows = calib.image_rows_to_track(rows, np.arange(rows.shape[-1]))
-    wraps = wrap_counts(track_rows, height, calib.curves[curve].backup_wraps)
-    return calib.row_to_value(track_rows, height, curve, wraps=wraps), wraps
-
-
-def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2) -> np.ndarray:
-    """Which backup scale each column of a curve is read on, from where the trace leaves and re-enters.
-
-    A trace that leaves near the bottom edge and is next seen near the top has wrapped onto the
-    next backup scale (+1); the other way round, back (-1). The count is clipped to the
-    sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0). The
-    log is assumed to start on the main scale: a stretch that begins already wrapped cannot be
-    told from the picture alone.
-
-    Shape:
-        rows: (W,) subpixel track rows, NaN where the curve was not read. Returns (W,) int.
-    """
-    wraps = np.zeros(rows.shape, dtype=np.int64)
-    if max_wraps == 0:
-        return wraps
-    fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height
-    seen = np.nonzero(np.isfinite(fraction))[0]
-    count = 0
-    for before, after in zip(seen[:-1], seen[1:], strict=True):
-        if fraction[before] > 1 - edge and fraction[after] < edge:
-            count = min(count + 1, max_wraps)
-        elif fraction[before] < edge and fraction[after] > 1 - edge:
-            count = max(count - 1, -max_wraps)
-        wraps[after] = count
-    return wraps
 
 
 def write_qc_png(

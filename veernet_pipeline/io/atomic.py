@@ -6,6 +6,7 @@ never leaves a half-written file where a reader (or the next run's skip check) w
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -51,18 +52,31 @@ def atomic_path(target: Path | str) -> Iterator[Path]:
 
 
 @contextmanager
-def atomic_dir(target: Path | str) -> Iterator[Path]:
+def atomic_dir(target: Path | str, keep_existing: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success it replaces `target` whole.
 
     An existing `target` is renamed aside first and removed only after the new one is in
     place, so a reader sees either the old folder or the new one.
+
+    Args:
+        target: the folder to produce.
+        keep_existing: for a cache whose name fixes its content: when `target` exists by the
+            time the new folder is ready (a concurrent writer finished first), keep it and
+            discard the new one instead of replacing it.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
     try:
         yield tmp
-        if target.exists():
+        if keep_existing:
+            try:
+                os.rename(tmp, target)
+            except OSError as exc:
+                # rename(2) refuses to replace a non-empty folder: the other writer's copy stays.
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not target.is_dir():
+                    raise
+        elif target.exists():
             old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
             os.replace(target, old / target.name)
             os.replace(tmp, target)
@@ -102,3 +116,15 @@ def json_safe(value: Any) -> Any:
 def write_json_atomic(path: Path | str, document: Any) -> None:
     """Write `document` as indented strict JSON (see `json_safe`) to `path` atomically."""
     write_text_atomic(path, json.dumps(json_safe(document), indent=2, allow_nan=False) + "\n")
+
+
+def write_parquet_atomic(path: Path | str, frame: Any) -> None:
+    """Write a pandas frame to Parquet atomically, without its index or `attrs`.
+
+    `attrs` (e.g. the manifest's raw folder) mean nothing beyond the frame they were set on, so a
+    frame derived from another never carries them into a file of its own.
+    """
+    frame = frame.copy(deep=False)
+    frame.attrs = {}
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)

@@ -220,14 +220,6 @@ class Calibration:
         """Image rows read in `columns` -> track rows (undoes the skew)."""
         return np.asarray(rows, dtype=np.float64) - self.skew_offset(columns)
 
-    def value_to_row(self, values: np.ndarray, height: int, curve: int) -> np.ndarray:
-        """Value of curve `curve` -> subpixel row; NaN stays NaN."""
-        return self.curves[curve].value_to_fraction(values) * height - 0.5
-
-    def value_to_track(self, values: np.ndarray, curve: int) -> np.ndarray:
-        """Physical value -> track units (0 top edge, 1 bottom edge), the scale metrics use."""
-        return self.curves[curve].value_to_fraction(values)
-
 
 def find_sidecar(scan: Path) -> Path | None:
     """The scan's own `<scan>.calib.json`, else its folder's `tranche.calib.json`, else None."""

@@ -13,7 +13,6 @@ validated scans reads them to catch negative, blank or black pages.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from pathlib import Path
@@ -26,6 +25,7 @@ from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.io.calibration import find_sidecar
 from veernet_pipeline.io.tiff import UNREADABLE, ScanReadError, decode_scan, read_header, write_tiff
 from veernet_pipeline.progress import progress
+from veernet_pipeline.provenance import file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -62,25 +62,12 @@ STATISTIC_COLUMNS = ("paper_level", "ink_share")
 # Gray levels below this count as ink for `ink_share`: the middle of the 8-bit range.
 INK_BELOW = 128
 
-_CHUNK = 1 << 20
-
 
 def _blank_row(rel: str) -> dict[str, Any]:
     row: dict[str, Any] = {name: ("" if dtype == "object" else 0) for name, dtype in MANIFEST_DTYPES.items()}
     row["path"] = rel
     row["rotated"] = False
     return row
-
-
-def _digest(path: Path) -> tuple[str, int]:
-    """sha256 hex digest and size in bytes, streamed so a 100 MB scan is not held twice."""
-    sha = hashlib.sha256()
-    size = 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            sha.update(chunk)
-            size += len(chunk)
-    return sha.hexdigest(), size
 
 
 def image_statistics(image: np.ndarray) -> dict[str, float]:
@@ -133,7 +120,7 @@ def _ingest_one(path: Path, raw_dir: Path, out_dir: Path, known: dict[str, dict[
     sidecar = find_sidecar(path)
     row["calibration"] = sidecar.relative_to(raw_dir).as_posix() if sidecar else ""
     try:
-        row["sha256"], row["bytes"] = _digest(path)
+        row["sha256"], row["bytes"] = file_sha256(path)
     except OSError as exc:
         row["error_code"] = UNREADABLE
         row["error_message"] = f"{rel}: cannot read the file ({exc.strerror or exc}); check its permissions"

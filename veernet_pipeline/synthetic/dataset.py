@@ -16,7 +16,6 @@ so its presence means a complete set.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 from collections import Counter
@@ -28,11 +27,11 @@ import pandas as pd
 import tifffile
 from matplotlib.figure import Figure
 
-from veernet_pipeline import __version__
 from veernet_pipeline.config import Settings, SynthesizeParams, ValidateParams
-from veernet_pipeline.io.atomic import atomic_path
+from veernet_pipeline.io.atomic import atomic_path, write_json_atomic, write_parquet_atomic
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.provenance import code_digest, digest
 from veernet_pipeline.synthetic.checks import Verdict, check_candidate, pixel_digest
 from veernet_pipeline.synthetic.curves import Well, load_wells
 from veernet_pipeline.synthetic.generate import Candidate, candidate_id, generate_set, write_record
@@ -44,6 +43,8 @@ logger = logging.getLogger(__name__)
 
 INDEX_FILE = "index.parquet"
 REJECTIONS_FILE = "rejections.parquet"
+# The generation key of the set's instances: with the index it identifies the set's content.
+GENERATION_FILE = "generation.json"
 INDEX_COLUMNS = ["id", "image", "mask", "calibration", "las", "width", "height", "well", "split", "n_curves"]
 FILE_COLUMNS = ("image", "mask", "calibration", "las")
 REJECTION_COLUMNS = ["id", "reason_code", "reason", "width", "height", "well", "split"]
@@ -53,8 +54,9 @@ PREVIEW_COLUMNS = 1200
 PREVIEW_TITLE_PX = 22
 PREVIEW_GAP_PX = 10
 PREVIEW_COLOURS = {1: (220, 0, 0), 2: (0, 80, 255)}
-# Modules whose code decides an instance's bytes: a change makes earlier instances stale for resuming.
-_IO_MODULES = ("calibration.py", "las.py", "tiff.py")
+# The module whose code (with all it imports) decides an instance's bytes: a change makes earlier
+# instances stale for resuming.
+_MAKER_MODULE = __name__
 
 
 def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog, binary: bool) -> dict[str, object]:
@@ -130,16 +132,6 @@ class CandidateMaker:
         return candidate
 
 
-def _digest(payload: object) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _code_digest() -> str:
-    here = Path(__file__).parent
-    files = sorted(here.glob("*.py")) + [here.parent / "io" / name for name in _IO_MODULES]
-    return _digest([(f.name, hashlib.sha256(f.read_bytes()).hexdigest()) for f in files])
-
-
 def _wells_digest(wells: list[Well]) -> str:
     sha = hashlib.sha256()
     for well in wells:
@@ -158,14 +150,9 @@ def generation_key(settings: Settings, name: str, wells: list[Well], sizes: np.n
     params = settings.section("synthesize")
     for key in ("workers", "multiclass_count", "multiclass_generated" if name == "binary" else "binary_count"):
         params.pop(key)
-    return _digest({"version": __version__, "code": _code_digest(), "set": name, "seed": settings.seed,
+    return digest({"code": code_digest([_MAKER_MODULE]), "set": name, "seed": settings.seed,
                     "params": params, "wells": _wells_digest(wells), "sizes": sizes_digest(sizes),
                     "validate": settings.section("validate") if name == "multiclass" else None})
-
-
-def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    with atomic_path(path) as tmp:
-        frame.to_parquet(tmp, index=False)
 
 
 def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
@@ -198,10 +185,11 @@ def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
         outcome = generate_set(set_dir, CandidateMaker(job), job.key, count, generated, params.workers,
                                f"synthesize {name}")
         rejections = [{**c.row, "reason_code": c.reason_code, "reason": c.reason} for c in outcome.rejected]
-        _write_parquet(set_dir / REJECTIONS_FILE, pd.DataFrame(rejections, columns=REJECTION_COLUMNS))
+        write_parquet_atomic(set_dir / REJECTIONS_FILE, pd.DataFrame(rejections, columns=REJECTION_COLUMNS))
         if len(outcome.kept) < count:
             raise ValueError(_too_few_message(set_dir, name, count, outcome.counts(), outcome.rejected))
-        _write_parquet(set_dir / INDEX_FILE, pd.DataFrame([c.row for c in outcome.kept], columns=INDEX_COLUMNS))
+        write_json_atomic(set_dir / GENERATION_FILE, {"key": job.key})
+        write_parquet_atomic(set_dir / INDEX_FILE, pd.DataFrame([c.row for c in outcome.kept], columns=INDEX_COLUMNS))
         tally = Counter(str(c.row["split"]) for c in outcome.kept)
         counts[name] = {split: int(tally.get(split, 0)) for split in SPLITS}
         counts[f"{name}_candidates"] = outcome.counts()

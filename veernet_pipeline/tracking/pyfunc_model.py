@@ -23,7 +23,7 @@ class VeerNetPyfunc(mlflow.pyfunc.PythonModel):
         self.model = load_model(Path(context.artifacts["weights"]).parent)
 
     def predict(self, context: Any, model_input: np.ndarray, params: dict[str, Any] | None = None) -> np.ndarray:
-        from veernet_pipeline.inference.predict import predict_probs
+        from veernet_pipeline.reading.predict import predict_probs
 
         tile_width = int((params or {}).get("tile_width", 2048))
         tile_overlap = int((params or {}).get("tile_overlap", 128))

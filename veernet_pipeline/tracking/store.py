@@ -8,7 +8,9 @@ object or a shape-fixed torch.export program, so a variable-width net always loa
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -22,11 +24,17 @@ from mlflow.exceptions import MlflowException
 from mlflow.models import ModelSignature
 from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
 
+from veernet_pipeline.io.atomic import atomic_dir
+
 log = logging.getLogger(__name__)
 
 EXPERIMENT = "veernet"
+BINARY_MODEL = "veernet-binary"
+MULTICLASS_MODEL = "veernet-multiclass"
+CHAMPION = "champion"
 PYFUNC_CODE = Path(__file__).with_name("pyfunc_model.py")
 MODEL_FILES = ("weights.pt", "model.json")
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 # One scan of any size in, class probabilities of the same size out; tiling is a call-time param.
 SIGNATURE = ModelSignature(
@@ -38,7 +46,7 @@ SIGNATURE = ModelSignature(
 
 def tracking_uri(root: Path) -> str:
     """$MLFLOW_TRACKING_URI, else a SQLite store in the project folder."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+    return os.environ.get(TRACKING_URI_ENV) or f"sqlite:///{(root / 'mlruns.db').resolve()}"
 
 
 def configure(root: Path) -> MlflowClient:
@@ -46,7 +54,14 @@ def configure(root: Path) -> MlflowClient:
     uri = tracking_uri(root)
     # MLflow's per-file download bar redraws on every file: noise in a captured run log.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # set_tracking_uri also exports MLFLOW_TRACKING_URI. Undo that: the variable is the operator's
+    # choice, and left set it would pin every later `configure` in this process to this store.
+    chosen = os.environ.get(TRACKING_URI_ENV)
     mlflow.set_tracking_uri(uri)
+    if chosen is None:
+        os.environ.pop(TRACKING_URI_ENV, None)
+    else:
+        os.environ[TRACKING_URI_ENV] = chosen
     mlflow.set_registry_uri(uri)
     client = MlflowClient(uri, uri)
     if client.get_experiment_by_name(EXPERIMENT) is None:
@@ -55,14 +70,30 @@ def configure(root: Path) -> MlflowClient:
     return client
 
 
-def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one level of dotted keys: {"a": {"b": 1}} -> {"a.b": 1}."""
     flat: dict[str, Any] = {}
-    for key, value in params.items():
+    for key, value in nested.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{name}."))
+            flat.update(flatten(value, f"{name}."))
         else:
             flat[name] = value
+    return flat
+
+
+def numeric(nested: Mapping[str, Any]) -> dict[str, float]:
+    """The finite numbers of `flatten(nested)`, as floats; booleans, text, None and NaN are left out.
+
+    A list (the per-class validation IoU) becomes one entry per item, `<name>_<index>`. NaN is left
+    out because some MLflow stores reject it.
+    """
+    flat: dict[str, float] = {}
+    for key, value in flatten(nested).items():
+        for name, item in ([(f"{key}_{i}", v) for i, v in enumerate(value)] if isinstance(value, list)
+                           else [(key, value)]):
+            if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
+                flat[name] = float(item)
     return flat
 
 
@@ -71,23 +102,13 @@ def stage_run(root: Path, stage: str, params: Mapping[str, Any], tags: Mapping[s
     """An MLflow run for one pipeline stage, with its flattened params and tags."""
     configure(root)
     with mlflow.start_run(run_name=stage, tags={"stage": stage, **tags}) as run:
-        mlflow.log_params(_flatten(params))
+        mlflow.log_params(flatten(params))
         yield run
 
 
 def log_epoch(epoch: int, metrics: Mapping[str, Any]) -> None:
-    """Per-epoch metrics into the active run.
-
-    A list (the per-class validation IoU) becomes one metric per entry, `<name>_<index>`; None
-    (an IoU with no pixels of that class) and other non-numeric entries are skipped.
-    """
-    flat: dict[str, float] = {}
-    for key, value in metrics.items():
-        for name, item in ([(f"{key}_{i}", v) for i, v in enumerate(value)] if isinstance(value, list)
-                           else [(key, value)]):
-            if isinstance(item, int | float):
-                flat[name] = float(item)
-    mlflow.log_metrics(flat, step=epoch)
+    """Metrics into the active run at step `epoch`: the finite numbers of `metrics` (see `numeric`)."""
+    mlflow.log_metrics(numeric(metrics), step=epoch)
 
 
 def log_model(model_dir: Path, registered_name: str) -> str:
@@ -147,12 +168,33 @@ def resolve_model(root: Path, uri: str) -> tuple[str, str]:
 
 
 def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
-    """Fetch a registered model's weights into `dest`; returns (folder with weights.pt, version)."""
+    """Fetch a registered model version into a cache folder under `dest`, once.
+
+    The folder is named by what it holds, `<name>-v<version>-<key>`, the key a short hash of
+    the tracking URI and the version's run and source: version numbers restart in every store,
+    so two stores' `veernet-multiclass/1` must not share a folder. The download goes to a
+    temporary sibling that is renamed into place only once complete, so a folder under its
+    final name is always whole and an interrupted download is simply redone. When a concurrent
+    download of the same version finishes first, its folder is kept.
+
+    Args:
+        root: the project folder (locates the default tracking store).
+        uri: `models:/NAME@ALIAS` or `models:/NAME/VERSION`.
+        dest: the cache folder.
+
+    Returns:
+        (folder holding weights.pt and model.json, version number).
+    """
     name, version = resolve_model(root, uri)
-    target = dest / f"{name}-v{version}"
-    if not all((target / "artifacts" / f).is_file() for f in MODEL_FILES):
-        configure(root)
-        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(target))
+    held = configure(root).get_model_version(name, version)
+    key = hashlib.sha256("\n".join((tracking_uri(root), held.run_id or "", held.source or "")).encode()).hexdigest()
+    target = dest / f"{name}-v{version}-{key[:12]}"
+    if not target.is_dir():
+        with atomic_dir(target, keep_existing=True) as tmp:
+            mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{version}", dst_path=str(tmp))
+            missing = [f for f in MODEL_FILES if not (tmp / "artifacts" / f).is_file()]
+            if missing:
+                raise FileNotFoundError(f"models:/{name}/{version} holds no {', '.join(missing)}: not a VeerNet model")
     return target / "artifacts", version
 
 

@@ -21,6 +21,7 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
+from veernet_pipeline.evaluation.metrics import MaskScores, predicted_classes
 from veernet_pipeline.progress import progress
 
 
@@ -121,11 +122,6 @@ def train_one_epoch(
             "optimizer_steps": steps, "lr": lr}
 
 
-def _predicted_classes(logits: torch.Tensor) -> torch.Tensor:
-    # One logit map = binary stage (curve where the logit is positive); else the most likely class.
-    return (logits[:, 0] > 0).long() if logits.shape[1] == 1 else logits.argmax(dim=1)
-
-
 def _batches(loader: DataLoader, device: torch.device) -> Iterator[dict[str, torch.Tensor]]:
     for batch in progress(loader, desc="val", leave=False):
         yield to_device(batch, device)
@@ -134,7 +130,9 @@ def _batches(loader: DataLoader, device: torch.device) -> Iterator[dict[str, tor
 def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: torch.device) -> dict[str, Any]:
     """Validation loss and pixel IoU per class over the valid pixels of every batch.
 
-    The model's train/eval mode is restored afterwards.
+    IoU comes from `evaluation.metrics.MaskScores`, the counts the evaluate stage pools too: a
+    one-logit net is scored as curve vs background, padding is left out, pixels of all batches
+    are pooled. The model's train/eval mode is restored afterwards.
 
     Returns:
         loss (mean batch loss), iou (list per class: background first; NaN for a class absent
@@ -143,26 +141,18 @@ def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: t
     was_training = model.training
     model.eval()
     loss_sum, batches = 0.0, 0
-    intersection: torch.Tensor | None = None
-    union: torch.Tensor | None = None
+    scores: MaskScores | None = None
     with torch.inference_mode():
         for batch in _batches(loader, device):
             logits = model(batch["image"], batch["valid"]).float()
             loss_sum += loss_fn(logits, batch["target"], batch["valid"]).item()
             batches += 1
-            classes = max(2, logits.shape[1])
-            pred = _predicted_classes(logits)
-            truth = (batch["target"] > 0).long() if logits.shape[1] == 1 else batch["target"]
-            valid = batch["valid"] > 0
-            ids = torch.arange(classes, device=device)[:, None, None, None]
-            is_pred, is_true = (pred[None] == ids) & valid[None], (truth[None] == ids) & valid[None]
-            inter = (is_pred & is_true).sum(dim=(1, 2, 3))
-            uni = (is_pred | is_true).sum(dim=(1, 2, 3))
-            intersection = inter if intersection is None else intersection + inter
-            union = uni if union is None else union + uni
+            if scores is None:
+                scores = MaskScores(max(2, logits.shape[1]))
+            scores.update(predicted_classes(logits), batch["target"], batch["valid"])
     model.train(was_training)
-    if intersection is None or union is None:
+    if scores is None:
         raise ValueError("evaluate got an empty loader; the validation split has no items")
-    iou = [float(i) / float(u) if u else math.nan for i, u in zip(intersection.tolist(), union.tolist(), strict=True)]
+    iou = [per_class["iou"] for per_class in scores.compute().values()]
     present = [v for v in iou if not math.isnan(v)]
     return {"loss": loss_sum / batches, "iou": iou, "miou": sum(present) / len(present) if present else math.nan}

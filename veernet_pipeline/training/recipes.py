@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from torch.optim import AdamW
-from torch.optim.lr_scheduler import LambdaLR
+from torch.optim import AdamW, Optimizer
+from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, LRScheduler, SequentialLR
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.config import Settings, TrainParams
@@ -40,16 +40,26 @@ CHECKPOINT = Path("checkpoints") / "last.pt"
 HEAD_PREFIX = "head."
 
 
-def warmup_cosine(warmup_steps: int, total_steps: int) -> Callable[[int], float]:
-    """LR factor per optimiser step: linear rise over `warmup_steps`, then cosine down to 0 at `total_steps`."""
+def warmup_cosine(optimizer: Optimizer, warmup_steps: int, total_steps: int) -> LRScheduler:
+    """Torch's schedulers for a linear rise over `warmup_steps`, then a cosine down to 0 at `total_steps`.
 
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / (warmup_steps + 1)
-        progress = (step - warmup_steps) / max(1, total_steps - warmup_steps)
-        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+    The factor on the base LR at optimiser step s is (s + 1) / (warmup_steps + 1) while
+    s < warmup_steps (`LinearLR`), then 0.5 * (1 + cos(pi * (s - warmup_steps) / (total_steps -
+    warmup_steps))) (`CosineAnnealingLR`, reached through `SequentialLR` at the milestone). Torch
+    updates the LR step by step rather than from the closed form, so it differs from the formula in
+    the last bits only (below 5e-12 relative over every profile's schedule, up to 66,000 steps:
+    benchmarks/results/libraries.md), and its `state_dict` resumes bit-identically.
 
-    return factor
+    Args:
+        optimizer: the optimiser whose base LR the factor scales.
+        warmup_steps: optimiser steps of linear warmup; 0 starts on the cosine.
+        total_steps: optimiser steps of the whole run; the LR reaches 0 there.
+    """
+    cosine = CosineAnnealingLR(optimizer, T_max=max(1, total_steps - warmup_steps), eta_min=0.0)
+    if warmup_steps == 0:
+        return cosine
+    warmup = LinearLR(optimizer, start_factor=1.0 / (warmup_steps + 1), end_factor=1.0, total_iters=warmup_steps)
+    return SequentialLR(optimizer, [warmup, cosine], milestones=[warmup_steps])
 
 
 def load_matching_weights(model: VeerNet, weights: Path) -> list[str]:
@@ -165,14 +175,16 @@ def train_stage(
     sampler = EpochSampler(len(train_set), settings.seed)
     loader_args: dict[str, Any] = {"batch_size": params.batch_size, "collate_fn": pad_collate,
                                    "num_workers": params.num_workers, "pin_memory": device.type == "cuda"}
-    # An own generator keeps DataLoader from drawing on the global torch RNG.
-    train_loader = DataLoader(train_set, sampler=sampler, generator=torch.Generator().manual_seed(settings.seed),
-                              **loader_args)
+    # DataLoader draws its workers' seeds from this generator as each epoch's pass starts; it is re-seeded
+    # from (seed, epoch) every epoch, so a resumed run's workers get the seeds an uninterrupted run's got,
+    # and this loader leaves the global torch RNG alone.
+    worker_seeds = torch.Generator()
+    train_loader = DataLoader(train_set, sampler=sampler, generator=worker_seeds, **loader_args)
     val_loader = DataLoader(val_set, shuffle=False, **loader_args)
     batches_per_epoch = math.ceil(len(train_set) / params.batch_size)
     total_steps = params.epochs * math.ceil(batches_per_epoch / params.accumulation)
     optimizer = AdamW(model.parameters(), lr=params.lr, weight_decay=params.weight_decay)
-    scheduler = LambdaLR(optimizer, warmup_cosine(params.warmup_steps, total_steps))
+    scheduler = warmup_cosine(optimizer, params.warmup_steps, total_steps)
     amp = select_amp(device)
     loss_fn = build_loss(params.loss, stage)
     fingerprint = _fingerprint(settings, stage, params, len(train_set))
@@ -219,6 +231,7 @@ def train_stage(
                 on_step({**info, "epoch": epoch + 1})
 
         train_set.set_epoch(epoch)
+        worker_seeds.manual_seed(int(np.random.SeedSequence([settings.seed, epoch]).generate_state(1)[0]))
         sampler.set_epoch(epoch, start=start_step * params.batch_size)
         result = train_one_epoch(model, train_loader, loss_fn, optimizer, scheduler, params.accumulation, device,
                                  amp, start_step=start_step, on_step=step_hook)

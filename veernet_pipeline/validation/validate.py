@@ -22,7 +22,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from veernet_pipeline.config import ValidateParams
-from veernet_pipeline.io.atomic import atomic_path, write_text_atomic
+from veernet_pipeline.io.atomic import write_parquet_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
 from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, MANIFEST_FILE, read_manifest
 from veernet_pipeline.validation.expectations import run_expectations
@@ -95,13 +95,6 @@ def _duplicate_reasons(rows: pd.DataFrame) -> Reasons:
     return reasons
 
 
-def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    # The manifest's attrs (its raw folder, relative to the ingest folder) mean nothing here.
-    frame.attrs = {}
-    with atomic_path(path) as tmp:
-        frame.to_parquet(tmp, index=False)
-
-
 def validate_manifest(
     ingested_dir: Path, out_dir: Path, params: ValidateParams, raw_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -152,8 +145,8 @@ def validate_manifest(
         "by_reason": by_reason,
     }
     report = {**counts, "great_expectations": run_expectations(candidates, params)}
-    _write_parquet(out_dir / VALIDATED_FILE, validated)
-    _write_parquet(out_dir / QUARANTINE_FILE, quarantine)
+    write_parquet_atomic(out_dir / VALIDATED_FILE, validated)
+    write_parquet_atomic(out_dir / QUARANTINE_FILE, quarantine)
     write_text_atomic(out_dir / REPORT_FILE, json.dumps(report, indent=2, sort_keys=True) + "\n")
     for row in quarantine.itertuples(index=False):
         logger.warning("quarantined %s: %s", row.reason_code, row.reason)

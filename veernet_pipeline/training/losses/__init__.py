@@ -12,11 +12,12 @@ from collections.abc import Callable
 from torch import nn
 
 from veernet_pipeline.config import LossParams
+from veernet_pipeline.training.losses._inputs import Mode
 from veernet_pipeline.training.losses.dice import DiceLoss
 from veernet_pipeline.training.losses.focal import FocalLoss
 from veernet_pipeline.training.losses.lovasz import LovaszLoss
 from veernet_pipeline.training.losses.soft_ce import SoftCrossEntropyLoss
-from veernet_pipeline.training.losses.tversky import Mode, TverskyLoss
+from veernet_pipeline.training.losses.tversky import TverskyLoss
 
 _BUILDERS: dict[str, Callable[[LossParams, Mode], nn.Module]] = {
     "dice": lambda p, mode: DiceLoss(mode),

@@ -1,16 +1,18 @@
-"""Input checks and the validity weight shared by the Dice, focal, Lovasz and soft cross-entropy losses.
+"""The loss mode, input checks and the validity weight shared by all five losses.
 
-Every loss takes `forward(logits, target, valid)` like `TverskyLoss`; these helpers turn the three
-into per-pixel tensors so that each loss can multiply (or, for Lovasz, select) by the validity mask
-before any reduction.
+Every loss takes `forward(logits, target, valid)`; these helpers turn the three into per-pixel
+tensors so that each loss can multiply (or, for Lovasz, select) by the validity mask before any
+reduction.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 import torch.nn.functional as F
 
-from veernet_pipeline.training.losses.tversky import Mode
+Mode = Literal["binary", "multiclass"]
 
 
 def check_mode(loss: str, mode: str) -> None:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from veernet_pipeline.training.losses._inputs import check_inputs, check_mode, pixel_weight, probs_and_truth
-from veernet_pipeline.training.losses.tversky import Mode
+from veernet_pipeline.training.losses._inputs import Mode, check_inputs, check_mode, pixel_weight, probs_and_truth
 
 
 class DiceLoss(nn.Module):

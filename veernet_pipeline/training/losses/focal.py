@@ -12,8 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from veernet_pipeline.training.losses._inputs import check_inputs, check_mode, masked_mean, pixel_weight
-from veernet_pipeline.training.losses.tversky import Mode
+from veernet_pipeline.training.losses._inputs import Mode, check_inputs, check_mode, masked_mean, pixel_weight
 
 
 class FocalLoss(nn.Module):

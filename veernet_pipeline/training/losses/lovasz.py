@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from veernet_pipeline.training.losses._inputs import check_inputs, check_mode
-from veernet_pipeline.training.losses.tversky import Mode
+from veernet_pipeline.training.losses._inputs import Mode, check_inputs, check_mode
 
 
 def lovasz_grad(truth_sorted: torch.Tensor) -> torch.Tensor:

@@ -8,13 +8,10 @@ zero loss and zero gradient.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-Mode = Literal["binary", "multiclass"]
+from veernet_pipeline.training.losses._inputs import Mode, check_inputs, check_mode, pixel_weight, probs_and_truth
 
 
 class TverskyLoss(nn.Module):
@@ -30,8 +27,7 @@ class TverskyLoss(nn.Module):
 
     def __init__(self, alpha: float, beta: float, mode: Mode, smooth: float = 1.0) -> None:
         super().__init__()
-        if mode not in ("binary", "multiclass"):
-            raise ValueError(f"TverskyLoss mode must be 'binary' or 'multiclass', got {mode!r}")
+        check_mode("TverskyLoss", mode)
         self.alpha, self.beta, self.mode, self.smooth = alpha, beta, mode, smooth
 
     def forward(self, logits: torch.Tensor, target: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
@@ -41,17 +37,9 @@ class TverskyLoss(nn.Module):
             logits: (B, 1, H, W) binary or (B, C, H, W) multiclass; target: (B, H, W) integer
             classes; valid: (B, H, W), 1 on real pixels, 0 on padding (None = all valid).
         """
-        # Sums over whole images need at least fp32 (AMP hands over half-precision logits).
-        logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
-        if self.mode == "binary":
-            if logits.shape[1] != 1:
-                raise ValueError(f"binary Tversky expects logits (B, 1, H, W), got {tuple(logits.shape)}")
-            prob = torch.sigmoid(logits)
-            truth = (target > 0).to(prob.dtype)[:, None]
-        else:
-            prob = torch.softmax(logits, dim=1)
-            truth = F.one_hot(target.long(), logits.shape[1]).permute(0, 3, 1, 2).to(prob.dtype)
-        weight = torch.ones_like(prob[:, :1]) if valid is None else valid.to(prob.dtype)[:, None]
+        logits = check_inputs("TverskyLoss", self.mode, logits, target, valid)
+        prob, truth = probs_and_truth(logits, target, self.mode)
+        weight = pixel_weight(valid, prob)[:, None]
         # Mask each per-pixel term before any reduction: padded pixels contribute exactly 0.
         tp = (prob * truth * weight).sum(dim=(2, 3))
         fp = (prob * (1.0 - truth) * weight).sum(dim=(2, 3))

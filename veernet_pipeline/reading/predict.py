@@ -16,9 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from veernet_pipeline.model.veernet import pad_to_multiple
-
-MULTIPLE = 32  # the encoder halves five times
+from veernet_pipeline.model.veernet import MULTIPLE, pad_to_multiple
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,34 @@
-"""The end-of-run summary `make demo` prints: what came in, what went out, where it lies."""
+"""`veernet summary`: the end-of-run summary `make demo` prints: what came in, what went out, where it lies."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from veernet_pipeline.config import Settings
+from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.inference.archive import INDEX_FILE
 from veernet_pipeline.stages import recorded
 from veernet_pipeline.tracking.store import tracking_uri
+
+HELP = "print what the last run produced"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """No options of its own: it reads the recorded stage results of the chosen params and profile."""
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    return summarize(load_settings(args.params, args.profile, args.set))
 
 
 def summarize(settings: Settings) -> dict[str, Any]:
     """Collect the recorded stage results into one dict with a human-readable `text`."""
     validated = recorded(settings.path("validated"))
     evaluation = recorded(settings.path("evaluation"))
-    index_path = settings.path("digitized") / "index.parquet"
+    index_path = settings.path("digitized") / INDEX_FILE
     if validated is None or evaluation is None or not index_path.is_file():
         raise FileNotFoundError("no completed run to summarise: run the pipeline first (make demo)")
     counts = validated["result"]["counts"]

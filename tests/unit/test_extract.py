@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from veernet_pipeline.config import ExtractParams, Settings
-from veernet_pipeline.evaluation.trace import trace_curves
+from veernet_pipeline.reading.extract import trace_curves
 
 H, W = 96, 600
 

@@ -1,0 +1,120 @@
+"""Reading a scan: tile planning and stitching, test-time mirroring, rows -> values with wraps and skew."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tests.nets import InkIsCurve, untrained_veernet
+from veernet_pipeline.config import Settings
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.model.veernet import pad_to_multiple
+from veernet_pipeline.reading.predict import logits_to_probs, plan_tiles, predict_probs
+from veernet_pipeline.reading.values import rows_to_values, wrap_counts
+
+# --- tiling --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("width", "tile", "overlap"), [(100, 256, 64), (256, 256, 64), (600, 256, 64),
+                                                        (1000, 128, 96), (257, 256, 0)])
+def test_plan_tiles_kept_ranges_partition_the_width(width: int, tile: int, overlap: int) -> None:
+    tiles = plan_tiles(width, tile, overlap)
+    assert tiles[0].keep_start == 0 and tiles[-1].keep_stop == width
+    for a, b in zip(tiles, tiles[1:], strict=False):
+        assert a.keep_stop == b.keep_start
+    for t in tiles:
+        assert t.start <= t.keep_start < t.keep_stop <= t.stop <= width
+        assert t.stop - t.start == min(tile, width)
+
+
+def test_plan_tiles_cuts_in_the_middle_of_the_overlap() -> None:
+    tiles = plan_tiles(600, 256, 64)
+    assert [(t.start, t.stop) for t in tiles] == [(0, 256), (192, 448), (344, 600)]
+    assert [t.keep_start for t in tiles] == [0, 224, 396]
+
+
+def test_plan_tiles_rejects_bad_tile_sizes() -> None:
+    with pytest.raises(ValueError, match="multiple of 32"):
+        plan_tiles(600, 250, 10)
+    with pytest.raises(ValueError, match="tile_overlap"):
+        plan_tiles(600, 256, 256)
+
+
+def test_binary_logit_becomes_background_and_curve_probabilities() -> None:
+    probs = logits_to_probs(torch.tensor([[[[0.0, 100.0]]]]))
+    np.testing.assert_allclose(probs.numpy()[0, :, 0], [[0.5, 0.0], [0.5, 1.0]])
+
+
+# --- predict_probs -------------------------------------------------------------------------
+
+def test_single_tile_equals_one_padded_forward(test_settings: Settings) -> None:
+    model = untrained_veernet(test_settings, 3)
+    image = np.random.default_rng([1, 2]).integers(0, 256, size=(100, 200), dtype=np.uint8)
+    probs = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    with torch.no_grad():
+        padded, valid = pad_to_multiple(torch.from_numpy(image).float()[None, None] / 255.0)
+        direct = torch.softmax(model(padded, valid), dim=1)[0, :, :100, :200].numpy()
+    assert probs.shape == (3, 100, 200) and probs.dtype == np.float32
+    np.testing.assert_allclose(probs, direct, atol=1e-6)
+
+
+def test_tiled_veernet_covers_every_column(test_settings: Settings) -> None:
+    model = untrained_veernet(test_settings, 3)
+    image = np.random.default_rng([1, 3]).integers(0, 256, size=(96, 700), dtype=np.uint8)
+    probs = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    assert probs.shape == (3, 96, 700)
+    assert np.isfinite(probs).all()
+    np.testing.assert_allclose(probs.sum(axis=0), 1.0, atol=1e-5)
+    assert np.array_equal(probs, predict_probs(model, image, tile_width=256, tile_overlap=64))  # deterministic
+
+
+def test_tiled_equals_untiled_for_a_per_pixel_net() -> None:
+    image = np.random.default_rng([1, 4]).integers(0, 256, size=(50, 1000), dtype=np.uint8)
+    model = InkIsCurve().eval()
+    tiled = predict_probs(model, image, tile_width=128, tile_overlap=32)
+    whole = predict_probs(model, image, tile_width=1024, tile_overlap=0)
+    np.testing.assert_allclose(tiled, whole, atol=1e-6)
+
+
+def test_mirror_is_the_mean_of_the_scan_and_its_two_mirror_images(test_settings: Settings) -> None:
+    model = untrained_veernet(test_settings, 3)
+    image = np.random.default_rng([1, 5]).integers(0, 256, size=(96, 300), dtype=np.uint8)
+    plain = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    flipped = np.ascontiguousarray(image[:, ::-1])
+    along_depth = predict_probs(model, flipped, tile_width=256, tile_overlap=64)[:, :, ::-1]
+    across = predict_probs(model, np.ascontiguousarray(image[::-1]), tile_width=256, tile_overlap=64)[:, ::-1]
+    mirrored = predict_probs(model, image, tile_width=256, tile_overlap=64, mirror=True)
+    assert mirrored.shape == plain.shape and mirrored.dtype == np.float32
+    np.testing.assert_allclose(mirrored, (plain + along_depth + across) / 3.0, atol=1e-6)
+    np.testing.assert_allclose(mirrored.sum(axis=0), 1.0, atol=1e-5)
+    assert not np.allclose(mirrored, plain)  # an untrained net is not mirror-symmetric: the passes differ
+
+
+# --- values ----------------------------------------------------------------------------------
+
+def test_wrap_counts_follow_a_trace_across_the_edges() -> None:
+    height = 100
+    rows = np.array([50, 80, 95, np.nan, np.nan, 3, 10, 4, 97, 90, 2, 50], dtype=float)
+    assert wrap_counts(rows, height, 1).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
+    assert wrap_counts(rows, height, 0).tolist() == [0] * len(rows)  # no backup scale declared
+
+
+def test_rows_to_values_undoes_skew_and_wrap() -> None:
+    width, height = 400, 120
+    calib = Calibration.from_dict({
+        "depth": {"top": 0.0, "bottom": 400.0, "unit": "M"},
+        "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 150.0, "bottom_value": 0.0, "scale": "linear",
+                    "backup": {"mode": "wrap", "max_wraps": 1}}],
+        "skew": {"angle_deg": 0.4, "pivot_column": 200.0},
+    })
+    values = 75.0 + 100.0 * np.sin(np.arange(width) / 40.0)  # leaves the reversed 150-0 track at both ends
+    drawn, wraps = calib.value_to_drawn_row(values, height, 0)
+    assert set(np.unique(wraps)) == {-1, 0, 1}
+    image_rows = drawn + calib.skew_offset(np.arange(width))
+    image_rows[50:55] = np.nan  # a gap read as absent stays NaN
+    read, read_wraps = rows_to_values(calib, image_rows, height, 0)
+    ok = np.isfinite(image_rows)
+    assert np.isnan(read[~ok]).all()
+    # Exact but within half a pixel of an edge, where drawing clips to the outermost pixel row.
+    np.testing.assert_allclose(read[ok], values[ok], atol=0.5 * 150.0 / height)
+    np.testing.assert_array_equal(read_wraps[ok], wraps[ok])

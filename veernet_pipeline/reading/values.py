@@ -1,0 +1,54 @@
+"""Pixel rows read for a curve -> its calibrated values, on the backup scale it is drawn on.
+
+The calibration sidecar (`io.calibration`) maps a track row to a value; two things sit between a
+row read off the image and that mapping: a skewed scan's rows are image rows, not track rows
+(`Calibration.image_rows_to_track` undoes it), and a curve with a backup scale re-enters from
+the opposite edge when it runs off the track, so the scale a column is read on has to be
+inferred from where the trace leaves and re-enters (`wrap_counts`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from veernet_pipeline.io.calibration import Calibration
+
+
+def rows_to_values(calib: Calibration, rows: np.ndarray, height: int, curve: int) -> tuple[np.ndarray, np.ndarray]:
+    """Image rows read for one curve -> its physical values, wrapped stretches on their backup scale.
+
+    Shape:
+        rows: (W,) subpixel image rows, NaN where the curve was not read. Returns values (W,)
+        float (NaN where not read) and wrap counts (W,) int.
+    """
+    # A skewed scan's rows are image rows; the sidecar's skew turns them back into track rows.
+    track_rows = calib.image_rows_to_track(rows, np.arange(rows.shape[-1]))
+    wraps = wrap_counts(track_rows, height, calib.curves[curve].backup_wraps)
+    return calib.row_to_value(track_rows, height, curve, wraps=wraps), wraps
+
+
+def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2) -> np.ndarray:
+    """Which backup scale each column of a curve is read on, from where the trace leaves and re-enters.
+
+    A trace that leaves near the bottom edge and is next seen near the top has wrapped onto the
+    next backup scale (+1); the other way round, back (-1). The count is clipped to the
+    sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0). The
+    log is assumed to start on the main scale: a stretch that begins already wrapped cannot be
+    told from the picture alone.
+
+    Shape:
+        rows: (W,) subpixel track rows, NaN where the curve was not read. Returns (W,) int.
+    """
+    wraps = np.zeros(rows.shape, dtype=np.int64)
+    if max_wraps == 0:
+        return wraps
+    fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height
+    seen = np.nonzero(np.isfinite(fraction))[0]
+    count = 0
+    for before, after in zip(seen[:-1], seen[1:], strict=True):
+        if fraction[before] > 1 - edge and fraction[after] < edge:
+            count = min(count + 1, max_wraps)
+        elif fraction[before] < edge and fraction[after] > 1 - edge:
+            count = max(count - 1, -max_wraps)
+        wraps[after] = count
+    return wraps

@@ -1,0 +1,41 @@
+"""The infer stage: every validated scan digitised with the chosen model.
+
+Not skipped as a whole: the archive skips each scan whose output already exists under the same
+output label, so a re-run only does new work. The label names the model (name and version) and
+a digest of the extraction parameters and of this stage's code, so a new model, other
+parameters or a code change that alters the reading writes new LAS files beside the old ones.
+"""
+
+from __future__ import annotations
+
+import time
+
+from veernet_pipeline.config import Settings
+from veernet_pipeline.inference.archive import INDEX_FILE, digitize_validated
+from veernet_pipeline.provenance import digest
+from veernet_pipeline.stages.cache import StageResult, files_version, stage_code_version
+from veernet_pipeline.tracking import store
+
+
+def output_label(name: str, version: str, settings: Settings) -> str:
+    """Folder name of one model's outputs, e.g. ``veernet-multiclass-v3-x1a2b3c4d``."""
+    return f"{name}-v{version}-x{digest([settings.section('extract'), stage_code_version('infer')])[:8]}"
+
+
+def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
+    """Digitise every validated scan with the chosen model (default `veernet-multiclass@champion`)."""
+    uri = model_uri or settings.infer.model_uri
+    out = settings.path("digitized")
+    name, _ = store.resolve_model(settings.root, uri)
+    model_dir, version = store.download_model(settings.root, uri, settings.path("models") / "registry")
+    label = output_label(name, version, settings)
+    started = time.perf_counter()
+    counts = digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
+                                model_dir, label, out, settings.infer.tile_width, settings.infer.tile_overlap,
+                                settings.extract)
+    return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
+                       data_version=files_version([out / INDEX_FILE]),
+                       skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,
+                       metrics={"wall_clock_s": round(time.perf_counter() - started, 3)},
+                       paths={"index": str(out / INDEX_FILE), "model_uri": uri, "model_version": version,
+                              "output_label": label})
