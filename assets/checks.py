@@ -1,7 +1,8 @@
-"""Asset checks: each runs one library check and reports its figures.
+"""Asset checks: each runs one library check (`veernet_pipeline.quality`) and reports its figures.
 
-pandera and Great Expectations run here, over the files the validate stage wrote, so a check
-failure in the UI points at the exact scans and bounds.
+Each tests something the stage before it did not decide, so each can turn red: pandera and Great
+Expectations run here over the files the validated rows point at and their pixel statistics, not
+over the bounds validation already filtered on; a failure names the scans and what was found.
 """
 
 from __future__ import annotations
@@ -27,17 +28,20 @@ def _result(outcome: CheckOutcome, severity: AssetCheckSeverity = AssetCheckSeve
                             description=outcome.description)
 
 
-@asset_check(asset="validated_scans", description="Files in equals validated plus quarantined.")
+@asset_check(asset="validated_scans", description="Every scan file in paths.raw now is validated or quarantined "
+             "exactly once; no row whose file left the archive.")
 def scans_accounted_for(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(manifest_accounting(pipeline.settings()))
 
 
-@asset_check(asset="validated_scans", description="pandera schema from params' bounds holds for every row.")
+@asset_check(asset="validated_scans", description="pandera on the files rows point at: decoded scan readable, "
+             "one uint8 page of the row's landscape shape; path, sha256 unique; sidecar exists.")
 def validated_scans_schema(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(validated_schema(pipeline.settings()))
 
 
-@asset_check(asset="validated_scans", description="Great Expectations suite from the same bounds succeeds.")
+@asset_check(asset="validated_scans", description="Great Expectations on pixel statistics: paper light "
+             "(median gray >= 150), ink share 0.5-45 %, no repeated sha256.")
 def validated_scans_expectations(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(validated_expectations(pipeline.settings()))
 
@@ -62,7 +66,8 @@ def champion_gate_passed(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(champion_gate(pipeline.settings()), AssetCheckSeverity.WARN)
 
 
-@asset_check(asset="digitized_logs", description="Every validated scan was written, skipped as done, or recorded.")
+@asset_check(asset="digitized_logs", description="Every validated scan indexed once as written or skipped (none "
+             "failed), and each LAS it lists exists.")
 def every_scan_digitized(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(digitized_accounting(pipeline.settings()))
 

@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 import pytest
+import tifffile
 
 from veernet_pipeline.config import ValidateParams, load_settings
 from veernet_pipeline.io import tiff
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, ingest_archive, read_manifest
+from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, image_statistics, ingest_archive, read_manifest
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.validation.expectations import run_expectations
 from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
@@ -133,6 +134,40 @@ def test_decoded_scans_are_landscape_uint8(archive: dict) -> None:
     bilevel = manifest.set_index("path").loc["tranche/bilevel_packbits.tif"]
     image = tiff.decode_scan(archive["ingested"] / bilevel["decoded"])
     np.testing.assert_array_equal(image, _scan(96, 320, 3))
+
+
+def test_image_statistics_by_hand() -> None:
+    # 8 x 8 paper at 200 with a black first row: the 4th-row-and-column sample (rows 0 and 4, columns
+    # 0 and 4) holds two 0s and two 200s, median 100; 8 of 64 pixels are ink.
+    image = np.full((8, 8), 200, np.uint8)
+    image[0] = 0
+    assert image_statistics(image) == {"paper_level": 100.0, "ink_share": 0.125}
+    image[0] = 127  # still darker than mid-gray
+    assert image_statistics(image)["ink_share"] == 0.125
+    image[0] = 128
+    assert image_statistics(image) == {"paper_level": 164.0, "ink_share": 0.0}
+    with pytest.raises(ValueError, match="uint8"):
+        image_statistics(image.astype(np.uint16))
+
+
+def test_ingest_records_pixel_statistics_of_decoded_scans(archive: dict, tmp_path: Path) -> None:
+    manifest, _ = read_manifest(archive["ingested"])
+    for row in manifest.itertuples():
+        if not row.decoded:
+            assert (row.paper_level, row.ink_share) == (0.0, 0.0), row.path
+            continue
+        image = tifffile.imread(archive["ingested"] / row.decoded)
+        assert row.paper_level == np.median(image[::4, ::4]), row.path
+        assert row.ink_share == np.mean(image < 128), row.path
+    # _scan draws one ink pixel per column on white paper: ink share 1 / height.
+    good = manifest.set_index("path").loc["good_zlib.tif"]
+    assert (good["paper_level"], good["ink_share"]) == (255.0, 1 / 100)
+    # A manifest from before the statistics existed: ingest decodes its scans again to fill them.
+    shutil.copytree(archive["ingested"], tmp_path / "ingested")
+    manifest.drop(columns=["paper_level", "ink_share"]).to_parquet(tmp_path / "ingested" / "manifest.parquet")
+    ingest_archive(archive["raw"], tmp_path / "ingested", EXTENSIONS)
+    again, _ = read_manifest(tmp_path / "ingested")
+    pd.testing.assert_frame_equal(again, manifest)
 
 
 def test_ingest_is_idempotent(archive: dict, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,11 @@ from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 # Validation narrower than the test profile's sizes (width 320-640), so about half the candidates fail it.
 NARROW = "validate.width={min: 320, max: 480}"
+# Renders whose curves run solid, dark and unhidden across the track: no pen skips, faded stretches,
+# header boxes or flags, curve B drawn thin and solid. Such a candidate can only fail a size bound.
+CLEAN = ("synthesize.gaps.share=0", "synthesize.fades.share=0", "synthesize.text.headers_per_10k=0",
+         "synthesize.text.flags_per_10k=0", "synthesize.solo_broken_share=0",
+         "synthesize.styles={dashed: 0, dotted: 0, long_dash: 0, dash_dot: 0, thin_solid: 1}")
 
 
 def _settings(folder: Path, *overrides: str) -> Settings:
@@ -41,32 +47,60 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_keeps_the_first_valid_candidates_and_accounts_for_every_one(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, NARROW, "synthesize.multiclass_count=4", "synthesize.multiclass_generated=12")
+    settings = _settings(tmp_path, NARROW, *CLEAN, "synthesize.multiclass_count=4",
+                         "synthesize.multiclass_generated=12")
     counts = synthesize_sets(settings)
-    tally = counts["multiclass_candidates"]
-    assert tally["generated"] == 12 == tally["kept"] + tally["rejected"] + tally["not_needed"]
-    assert tally["rendered"] == tally["kept"] + tally["rejected"] and tally["reused"] == 0
 
-    # The verdict of every candidate, each rendered alone from (seed, i).
+    # Expected by hand: clean renders break no label rule, so a candidate is rejected exactly when its
+    # width is over NARROW's 480 px. Each is rendered alone from (seed, i) to read its width.
     params, seed = settings.synthesize, settings.seed + SET_SEED_OFFSETS["multiclass"]
     pools = wells_by_split(load_wells(""), params.splits, settings.seed)
     splits = instance_splits(12, params.splits, seed)
-    valid = [i for i in range(12)
-             if not check_candidate(f"{i:06d}", render_instance(seed, i, params, pools[splits[i]], 2),
-                                    settings.validate_).reason_code]
+    widths = [render_instance(seed, i, params, pools[splits[i]], 2).image.shape[1] for i in range(12)]
+    valid = [i for i, width in enumerate(widths) if width <= 480]
+    rendered = valid[3] + 1  # candidates are rendered in order until the fourth valid one
+    assert counts["multiclass_candidates"] == {"generated": 12, "rendered": rendered, "reused": 0, "kept": 4,
+                                               "rejected": rendered - 4, "not_needed": 12 - rendered}
     set_dir = settings.path("synthetic") / "multiclass"
     index = pd.read_parquet(set_dir / INDEX_FILE)
     assert list(index.id) == [f"{i:06d}" for i in valid[:4]]
     rejections = pd.read_parquet(set_dir / REJECTIONS_FILE)
-    expected_rejected = [f"{i:06d}" for i in range(valid[3]) if i not in valid]
+    expected_rejected = [f"{i:06d}" for i in range(rendered) if i not in valid]
     assert expected_rejected and list(rejections.id) == expected_rejected
     assert set(rejections.reason_code) == {"width_out_of_range"}
+    assert list(rejections.width) == [widths[i] for i in range(rendered) if i not in valid]
     assert all("outside 320-480" in reason for reason in rejections.reason)
-    assert (rejections.width > 480).all()
     # A rejected candidate leaves only its record; a not-needed one was never rendered.
     assert not (set_dir / f"{expected_rejected[0]}.tif").exists()
     assert (set_dir / f"{expected_rejected[0]}.record.json").is_file()
     assert not any(set_dir.glob("000011.*"))
+
+
+def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, NARROW, *CLEAN)
+    wells = load_wells("")
+    # 100 x 400 px is inside NARROW (width 320-480) and the test profile's height (96-128).
+    clean = render_instance(settings.seed, 0, settings.synthesize, wells, 2, size=(100, 400))
+    bounds = settings.validate_
+    assert check_candidate("000000", clean, bounds).reason_code == ""
+
+    wide = render_instance(settings.seed, 1, settings.synthesize, wells, 2, size=(100, 600))
+    verdict = check_candidate("000001", wide, bounds)
+    assert verdict.reason_code == "width_out_of_range"
+    assert verdict.reason.startswith("000001.tif: width 600 px is outside 320-480")
+    short = render_instance(settings.seed, 2, settings.synthesize, wells, 2, size=(90, 400))
+    assert check_candidate("000002", short, bounds).reason_code == "height_out_of_range"
+
+    # A header box over columns 80-399 blanks ink and labels there: curve A (class 1, checked first)
+    # keeps labels in at most 80 of 400 columns, 20 %, under the 25 % coverage rule.
+    image, mask = clean.image.copy(), clean.mask.copy()
+    image[:, 80:], mask[:, 80:] = 255, 0
+    verdict = check_candidate("000003", replace(clean, image=image, mask=mask), bounds)
+    assert verdict.reason_code == LABEL_COVERAGE and "curve class 1" in verdict.reason
+
+    flat = replace(clean.calibration, depth_bottom=clean.calibration.depth_top)
+    verdict = check_candidate("000004", replace(clean, calibration=flat), bounds)
+    assert verdict.reason_code == "bad_calibration" and "depth top and bottom are both" in verdict.reason
 
 
 def test_label_rule_rejects_hidden_and_invisible_curves() -> None:

@@ -29,7 +29,7 @@ def test_compressions_round_trip(tmp_path: Path, compression: str, tag: str) -> 
     path = tmp_path / f"scan_{compression}.tif"
     write_tiff(path, image, compression=compression)
     header = read_header(path)
-    assert header == TiffHeader(width=160, height=48, bits=8, samples=1, photometric="minisblack",
+    assert header == TiffHeader(width=160, height=48, bits=8, samples=1, dtype="uint8", photometric="minisblack",
                                 compression=tag, pages=1)
     np.testing.assert_array_equal(decode_scan(path), image)
 
@@ -145,7 +145,8 @@ def test_header_reads_tags_without_decoding_pixels(tmp_path: Path) -> None:
 
 def test_float_samples_are_unsupported(tmp_path: Path) -> None:
     tifffile.imwrite(tmp_path / "float.tif", np.ones((20, 40), dtype=np.float32))
-    assert read_header(tmp_path / "float.tif").bits == 32
+    header = read_header(tmp_path / "float.tif")
+    assert (header.bits, header.dtype) == (32, "float32")
     with pytest.raises(ScanReadError) as err:
         decode_scan(tmp_path / "float.tif")
     assert err.value.code == "unsupported"

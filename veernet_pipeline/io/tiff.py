@@ -63,6 +63,7 @@ class TiffHeader:
     height: int
     bits: int
     samples: int
+    dtype: str  # of one sample, from bits and sample format as tifffile maps them; "" when it maps none
     photometric: str
     compression: str
     pages: int
@@ -161,6 +162,7 @@ def _header(tif: tifffile.TiffFile, path: Path) -> TiffHeader:
         height=int(page.imagelength),
         bits=int(page.bitspersample),
         samples=int(page.samplesperpixel),
+        dtype="" if page.dtype is None else str(page.dtype),
         photometric=_tag_name(page.photometric),
         compression=_tag_name(page.compression),
         pages=len(tif.pages),

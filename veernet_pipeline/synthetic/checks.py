@@ -28,7 +28,7 @@ import pandera.pandas as pa
 
 from veernet_pipeline.config import ValidateParams
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
-from veernet_pipeline.io.ingest import MANIFEST_DTYPES
+from veernet_pipeline.io.ingest import MANIFEST_DTYPES, image_statistics
 from veernet_pipeline.synthetic.render import SyntheticLog
 from veernet_pipeline.validation.quarantine import ReasonCode
 from veernet_pipeline.validation.schema import bound_rules, manifest_schema
@@ -60,7 +60,7 @@ def manifest_row(name: str, image: np.ndarray, sidecar: str, sha256: str) -> dic
     return {"path": name, "sha256": sha256, "bytes": int(image.nbytes), "width": width, "height": height,
             "stored_width": width, "stored_height": height, "rotated": False, "bits": 8, "samples": 1,
             "photometric": "minisblack", "compression": "zlib", "pages": 1, "decoded": name,
-            "calibration": sidecar, "error_code": "", "error_message": ""}
+            **image_statistics(image), "calibration": sidecar, "error_code": "", "error_message": ""}
 
 
 @lru_cache(maxsize=4)

@@ -1,14 +1,17 @@
-"""Great Expectations report of the accepted scan layout.
+"""Great Expectations over manifest rows: the accepted-layout suite, and the runner any suite uses.
 
-The suite is built from `schema.bound_rules`, the same bounds pandera enforces, and run in an
-ephemeral context (nothing written to disk, no project folder). Its result is reduced to plain
-JSON types so it can go into ``report.json`` and Dagster metadata; it documents, per bound, what
-was accepted and which scans missed it.
+The layout suite (`build_suite`, run by `run_expectations`) is built from `schema.bound_rules`,
+the same bounds pandera enforces; the validate stage's report uses it to document, per bound, what
+was accepted and which scans missed it. `run_suite` runs a suite in an ephemeral context (nothing
+written to disk, no project folder) and reduces its result to plain JSON types (`json_safe`) for
+``report.json`` and Dagster metadata; the asset checks run their own suites with it
+(`quality.content`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import great_expectations as gx
@@ -17,6 +20,7 @@ import pandas as pd
 from great_expectations.data_context.types.base import ProgressBarsConfig
 
 from veernet_pipeline.config import ValidateParams
+from veernet_pipeline.io.atomic import json_safe
 from veernet_pipeline.validation.schema import BoundRule, bound_rules
 
 SUITE_NAME = "veernet_scan_layout"
@@ -33,69 +37,75 @@ def _expectation(rule: BoundRule) -> gxe.Expectation:
 
 
 def build_suite(params: ValidateParams) -> gx.ExpectationSuite:
-    """One expectation per `BoundRule`, in rule order."""
+    """The layout suite: one expectation per `BoundRule`, in rule order."""
     suite = gx.ExpectationSuite(name=SUITE_NAME)
     for rule in bound_rules(params):
         suite.add_expectation(_expectation(rule))
     return suite
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars -> Python scalars, recursively, so json.dumps accepts the result."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    return value
+def run_suite(df: pd.DataFrame, make_suite: Callable[[], gx.ExpectationSuite]) -> dict[str, Any]:
+    """Run the suite `make_suite` builds on `df`; describe each expectation, in suite order, with the rows it flags.
 
-
-def run_expectations(df: pd.DataFrame, params: ValidateParams) -> dict[str, Any]:
-    """Validate a manifest frame against the layout suite.
+    The suite is built only once the context exists: GX refuses to build one without an active context.
 
     Args:
-        df: manifest rows (the readable scans); needs the ``path`` column and the bounded ones.
-        params: the ``validate:`` section of the settings.
+        df: manifest rows; needs ``path`` (to name flagged rows) and the columns the suite reads.
+        make_suite: builds the suite; each expectation names one column.
 
     Returns:
         JSON-serialisable ``{"success", "rows", "suite", "great_expectations_version",
-        "statistics", "expectations": [{"expectation", "column", "bound", "reason_code",
-        "success", "element_count", "unexpected_count", "unexpected_paths",
-        "unexpected_values"}]}``.
+        "statistics", "expectations": [{"expectation", "column", "bound", "success",
+        "element_count", "unexpected_count", "unexpected_paths", "unexpected_values"}]}``.
     """
     frame = df.reset_index(drop=True)
     context = gx.get_context(mode="ephemeral")
     # Per-metric progress bars would flood the Dagster and CI logs.
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    suite = make_suite()
     asset = context.data_sources.add_pandas("manifest").add_dataframe_asset("scans")
     batch = asset.add_batch_definition_whole_dataframe("all_rows").get_batch(batch_parameters={"dataframe": frame})
-    result = batch.validate(build_suite(params), result_format="COMPLETE")
-    # Match results to rules by column: GX does not promise to keep the suite's order.
-    by_column = {item.expectation_config.kwargs["column"]: item for item in result.results}
+    result = batch.validate(suite, result_format="COMPLETE")
+    # Match results to the suite by (type, column): GX does not promise to keep the suite's order.
+    by_key = {(item.expectation_config.type, item.expectation_config.kwargs["column"]): item for item in result.results}
     entries = []
-    for rule in bound_rules(params):
-        item = by_column[rule.column]
+    for expectation in suite.expectations:
+        item = by_key[(expectation.expectation_type, expectation.column)]
         detail = item.result
         unexpected_rows = [int(i) for i in detail.get("unexpected_index_list") or []]
         kwargs = item.expectation_config.kwargs
         entries.append({
             "expectation": item.expectation_config.type,
-            "column": rule.column,
-            "bound": {k: kwargs[k] for k in ("min_value", "max_value", "value_set") if k in kwargs},
-            "reason_code": str(rule.reason),
+            "column": expectation.column,
+            "bound": {k: kwargs[k] for k in ("min_value", "max_value", "value_set") if kwargs.get(k) is not None},
             "success": bool(item.success),
             "element_count": int(detail.get("element_count") or 0),
             "unexpected_count": int(detail.get("unexpected_count") or 0),
             "unexpected_paths": [str(frame.at[i, "path"]) for i in unexpected_rows],
             "unexpected_values": detail.get("unexpected_list") or [],
         })
-    report = {
+    return json_safe({
         "success": bool(result.success),
         "rows": len(frame),
-        "suite": SUITE_NAME,
+        "suite": suite.name,
         "great_expectations_version": gx.__version__,
         "statistics": dict(result.statistics),
         "expectations": entries,
-    }
-    return _plain(report)
+    })
+
+
+def run_expectations(df: pd.DataFrame, params: ValidateParams) -> dict[str, Any]:
+    """Validate manifest rows against the layout suite.
+
+    Args:
+        df: manifest rows (the readable scans); needs the ``path`` column and the bounded ones.
+        params: the ``validate:`` section of the settings.
+
+    Returns:
+        `run_suite`'s report, each expectation also naming the ``reason_code`` its bound quarantines with.
+    """
+    report = run_suite(df, lambda: build_suite(params))
+    reasons = {rule.column: str(rule.reason) for rule in bound_rules(params)}
+    for entry in report["expectations"]:
+        entry["reason_code"] = reasons[entry["column"]]
+    return report
