@@ -12,10 +12,10 @@ import tifffile
 from matplotlib.image import imread
 
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.io.sets import INDEX_FILE
 from veernet_pipeline.synthetic.checks import LABEL_COVERAGE, LABEL_INVISIBLE, check_candidate, label_reason
 from veernet_pipeline.synthetic.curves import load_wells
 from veernet_pipeline.synthetic.dataset import (
-    INDEX_FILE,
     PREVIEW_TITLE_PX,
     REJECTIONS_FILE,
     SET_SEED_OFFSETS,

@@ -33,6 +33,7 @@ from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, wri
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -216,16 +217,12 @@ def _evaluate_log(
 
 def select_logs(set_dir: Path, split: str, max_logs: int) -> pd.DataFrame:
     """The logs of `split` in a synthetic set's index, by id, at most `max_logs` (0 = all)."""
-    index_path = set_dir / "index.parquet"
-    if not index_path.is_file():
-        raise FileNotFoundError(f"{index_path}: no index; point at a synthetic set folder (veernet synthesize)")
-    index = pd.read_parquet(index_path)
-    logs = index[index["split"] == split].sort_values("id")
+    logs = read_split(set_dir, split)
     if max_logs > 0:
         logs = logs.head(max_logs)
     if logs.empty:
-        raise ValueError(f"{index_path}: no logs in split {split!r} (splits present: "
-                         f"{sorted(index['split'].unique())}); choose another split or synthesize a larger set")
+        raise ValueError(f"{Path(set_dir) / INDEX_FILE}: no logs in split {split!r}; choose another split "
+                         "(evaluate.split) or synthesize a larger set")
     return logs
 
 

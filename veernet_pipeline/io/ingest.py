@@ -54,6 +54,9 @@ MANIFEST_DTYPES: dict[str, str] = {
     "paper_level": "float64",
     "ink_share": "float64",
     "calibration": "object",
+    # The sidecar's content hash: a corrected sidecar changes the manifest, so validation and the
+    # archive's outputs (keyed by it) follow the correction.
+    "calibration_sha256": "object",
     "error_code": "object",
     "error_message": "object",
 }
@@ -120,10 +123,12 @@ def _ingest_one(path: Path, raw_dir: Path, out_dir: Path, known: dict[str, dict[
     sidecar = find_sidecar(path)
     row["calibration"] = sidecar.relative_to(raw_dir).as_posix() if sidecar else ""
     try:
+        row["calibration_sha256"] = file_sha256(sidecar)[0] if sidecar else ""
         row["sha256"], row["bytes"] = file_sha256(path)
     except OSError as exc:
         row["error_code"] = UNREADABLE
-        row["error_message"] = f"{rel}: cannot read the file ({exc.strerror or exc}); check its permissions"
+        what = Path(exc.filename).name if exc.filename else "the file"
+        row["error_message"] = f"{rel}: cannot read {what} ({exc.strerror or exc}); check its permissions"
         return row
     try:
         header = read_header(path)

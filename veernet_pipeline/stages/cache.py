@@ -88,8 +88,12 @@ def stage_code_version(stage: str) -> str:
 
 
 def files_version(paths: Iterable[Path]) -> str:
-    """Data version of an output made of these files: a digest of their names and contents."""
-    return digest([(Path(p).name, file_sha256(p)[0]) for p in paths])
+    """Data version of an output made of these files: a digest of their names and contents.
+
+    A missing file counts as content of its own (None), so an output deleted by hand never matches
+    the version recorded when it was written, and its stage runs again.
+    """
+    return digest([(Path(p).name, file_sha256(p)[0] if Path(p).is_file() else None) for p in paths])
 
 
 def recorded(folder: Path) -> dict[str, Any] | None:

@@ -5,15 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.sets import INDEX_FILE
 from veernet_pipeline.provenance import folder_listing
 from veernet_pipeline.stages.cache import StageResult, files_version, flat_counts, run_cached
-from veernet_pipeline.synthetic.dataset import (
-    GENERATION_FILE,
-    INDEX_FILE,
-    REJECTIONS_FILE,
-    preview_sheet,
-    synthesize_sets,
-)
+from veernet_pipeline.synthetic.dataset import GENERATION_FILE, REJECTIONS_FILE, preview_sheet, synthesize_sets
 from veernet_pipeline.synthetic.sizes import archive_sizes, sizes_digest
 
 SETS = ("binary", "multiclass")

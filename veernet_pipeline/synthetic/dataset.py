@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from veernet_pipeline.config import Settings, SynthesizeParams, ValidateParams
 from veernet_pipeline.io.atomic import atomic_path, write_json_atomic, write_parquet_atomic
 from veernet_pipeline.io.las import LasCurve, write_las
+from veernet_pipeline.io.sets import INDEX_COLUMNS, INDEX_FILE
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.provenance import code_digest, digest
 from veernet_pipeline.synthetic.checks import Verdict, check_candidate, pixel_digest
@@ -41,11 +42,9 @@ from veernet_pipeline.synthetic.splits import SPLITS, instance_splits, wells_by_
 
 logger = logging.getLogger(__name__)
 
-INDEX_FILE = "index.parquet"
 REJECTIONS_FILE = "rejections.parquet"
 # The generation key of the set's instances: with the index it identifies the set's content.
 GENERATION_FILE = "generation.json"
-INDEX_COLUMNS = ["id", "image", "mask", "calibration", "las", "width", "height", "well", "split", "n_curves"]
 FILE_COLUMNS = ("image", "mask", "calibration", "las")
 REJECTION_COLUMNS = ["id", "reason_code", "reason", "width", "height", "well", "split"]
 # Each set renders from its own stream so the two sets never share an instance.
@@ -189,7 +188,8 @@ def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
         if len(outcome.kept) < count:
             raise ValueError(_too_few_message(set_dir, name, count, outcome.counts(), outcome.rejected))
         write_json_atomic(set_dir / GENERATION_FILE, {"key": job.key})
-        write_parquet_atomic(set_dir / INDEX_FILE, pd.DataFrame([c.row for c in outcome.kept], columns=INDEX_COLUMNS))
+        index = pd.DataFrame([c.row for c in outcome.kept], columns=list(INDEX_COLUMNS))
+        write_parquet_atomic(set_dir / INDEX_FILE, index)
         tally = Counter(str(c.row["split"]) for c in outcome.kept)
         counts[name] = {split: int(tally.get(split, 0)) for split in SPLITS}
         counts[f"{name}_candidates"] = outcome.counts()

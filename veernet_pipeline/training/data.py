@@ -16,15 +16,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import tifffile
 import torch
 from torch.utils.data import Dataset, Sampler
 
+from veernet_pipeline.io.sets import read_split
 from veernet_pipeline.model.veernet import MULTIPLE, round_up
-
-INDEX_FILE = "index.parquet"
-INDEX_COLUMNS = ("id", "image", "mask", "calibration", "las", "width", "height", "well", "split", "n_curves")
 
 
 def read_plane(path: Path) -> np.ndarray:
@@ -56,16 +53,9 @@ class SegmentationSet(Dataset):
     def __init__(self, set_dir: Path, split: str, binary: bool, crop_width: int, seed: int, max_items: int,
                  crops_per_log: int = 1) -> None:
         self.set_dir = Path(set_dir)
-        index_path = self.set_dir / INDEX_FILE
-        if not index_path.is_file():
-            raise FileNotFoundError(f"{index_path} not found: generate the set first (veernet synthesize)")
         if crop_width < 0 or crop_width % MULTIPLE:
             raise ValueError(f"crop_width {crop_width} must be 0 or a positive multiple of {MULTIPLE}; fix params.yaml")
-        index = pd.read_parquet(index_path)
-        missing = [c for c in INDEX_COLUMNS if c not in index.columns]
-        if missing:
-            raise ValueError(f"{index_path}: missing columns {missing}; regenerate the set")
-        rows = index[index["split"] == split].reset_index(drop=True)
+        rows = read_split(self.set_dir, split)
         self.rows = rows.head(max_items) if max_items > 0 else rows
         if crops_per_log < 1:
             raise ValueError(f"crops_per_log {crops_per_log} must be at least 1; fix params.yaml")
