@@ -11,6 +11,7 @@ import pytest
 import tifffile
 
 from veernet_pipeline.config import Settings, SynthesizeParams, load_settings
+from veernet_pipeline.io.sets import INDEX_COLUMNS
 from veernet_pipeline.io.tiff import ScanReadError, decode_scan, read_header
 from veernet_pipeline.synthetic.curves import (
     PROCEDURAL,
@@ -22,7 +23,6 @@ from veernet_pipeline.synthetic.curves import (
     window,
 )
 from veernet_pipeline.synthetic.dataset import (
-    INDEX_COLUMNS,
     preview_sheet,
     synthesize_sets,
     wells_by_split,
@@ -147,7 +147,7 @@ def test_synthesize_sets_splits_by_well_and_is_deterministic(tmp_path: Path, wel
     well_split: dict[str, set[str]] = {}
     for name, expected in (("binary", settings.synthesize.binary_count), ("multiclass", 10)):
         index = pd.read_parquet(root / name / "index.parquet")
-        assert list(index.columns) == INDEX_COLUMNS and len(index) == expected
+        assert tuple(index.columns) == INDEX_COLUMNS and len(index) == expected
         assert counts[name] == {s: int((index.split == s).sum()) for s in ("train", "val", "test")}
         assert all(counts[name][s] > 0 for s in ("train", "val", "test"))
         for row in index.itertuples():
