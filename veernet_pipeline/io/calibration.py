@@ -21,6 +21,9 @@ Two optional extensions (docs/synthetic-rendering.md); a sidecar without them re
   it re-enters from the opposite edge on a scale shifted by one track width (linear) or by the
   decades span (log). Beyond ``max_wraps`` (and always without a backup) it pegs at the edge.
   `row_to_value(rows, H, curve, wraps=k)` reads a value back from a row and its wrap count.
+- Line style, per curve: ``"style": "dashed"``, one of `io.classes.STYLES`, as the log header's
+  legend draws the curve. It tells the reader which class of ink is this curve's; a sidecar
+  naming no style keeps the seeds' convention (first curve solid, second broken).
 - Skew, top level: ``"skew": {"angle_deg": 0.4, "pivot_column": 6400.0}``. The track is drawn
   sheared: image row = track row + ``tan(angle) * (x - pivot_column)`` in column x (the depth axis is
   not sheared). `image_rows_to_track` undoes it.
@@ -36,6 +39,7 @@ from typing import Any, Literal
 import numpy as np
 
 from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.classes import STYLES
 
 SIDECAR_SUFFIX = ".calib.json"
 TRANCHE_FILE = "tranche.calib.json"
@@ -57,6 +61,7 @@ class CurveScale:
     bottom_value: float
     scale: Literal["linear", "log"] = "linear"
     backup_wraps: int = 0
+    style: str | None = None
 
     def _ends(self) -> tuple[float, float]:
         if self.scale == "log":
@@ -120,6 +125,7 @@ class Calibration:
                     bottom_value=float(c["bottom_value"]),
                     scale=c.get("scale", "linear"),
                     backup_wraps=_backup_wraps(c.get("backup"), str(c["mnemonic"]), source),
+                    style=None if c.get("style") is None else str(c["style"]),
                 )
                 for c in data["curves"]
             )
@@ -156,6 +162,9 @@ class Calibration:
             if c.backup_wraps < 0:
                 raise CalibrationError(f"{source}: curve {c.mnemonic} has backup max_wraps {c.backup_wraps}; "
                                        "use 0 or more")
+            if c.style is not None and c.style not in STYLES:
+                raise CalibrationError(f"{source}: curve {c.mnemonic} has style {c.style!r}; use one of "
+                                       f"{list(STYLES)} (as the log header's legend draws it) or leave it out")
         if not abs(self.skew_deg) < MAX_SKEW_DEG:
             raise CalibrationError(f"{source}: skew angle_deg {self.skew_deg} is not below {MAX_SKEW_DEG}; "
                                    "turn the scan by 90 degrees first")
@@ -163,7 +172,9 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         curves = []
         for c in self.curves:
-            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k != "backup_wraps"}
+            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k not in ("backup_wraps", "style")}
+            if c.style is not None:
+                item["style"] = c.style
             if c.backup_wraps:
                 item["backup"] = {"mode": "wrap", "max_wraps": c.backup_wraps}
             curves.append(item)
