@@ -1,0 +1,170 @@
+"""Best paths over candidate runs: exact Viterbi for one to three curves at once, peeling beyond.
+
+A curve's state in a column is one of the M candidate runs or "absent" (state M). Costs:
+
+- Emission, per curve: -log(peak) - `share_weight` x log(the curve's share of the run), or
+  `absent_cost` when absent.
+- Transition, per curve: `gap / jump_px`, where gap is the number of paper rows between the two
+  runs' extents (0 when they touch or overlap: following a connected stroke costs almost nothing,
+  however steep; jumping across paper costs), plus the run middle's travel in track heights (a
+  tie-breaker: of two touching runs, the one that continues the curve); `gap_cost` to leave or
+  re-enter absence.
+- Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run.
+
+The transition separates over curves, so a joint step over g curves is g min-plus products of
+(M+1)^g states, one curve axis at a time: O(g (M+1)^(g+1)) per column rather than (M+1)^(2g).
+That is exact and cheap up to `MAX_JOINT` curves (729 states at M = 8); a larger group of
+curves that share their evidence is read by peeling (`peel`): one curve at a time given the
+others, then pair by pair given the rest, each paying the crossing cost where another sits.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.reading.candidates import EPS, Candidates
+
+# Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
+MAX_JOINT = 3
+PEEL_SWEEPS = 2
+
+
+def transitions(cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
+    """Cost of one curve moving from each state of column x-1 to each state of column x.
+
+    `height` is the track's (the image's) height in px.
+
+    Shape:
+        Returns (W-1, M+1, M+1); row = previous state, column = current state; state M = absent.
+    """
+    m = cands.top.shape[1]
+    top_prev, bot_prev = cands.top[:-1, :, None], cands.bottom[:-1, :, None]
+    top_cur, bot_cur = cands.top[1:, None, :], cands.bottom[1:, None, :]
+    # Paper rows between the two runs; runs that share or touch a row (8-connected) have none.
+    gap = np.maximum(0.0, np.maximum(top_cur - bot_prev, top_prev - bot_cur) - 1.0)
+    # Along connected ink the middle's travel costs one unit per track height: a full-height spike
+    # stays far cheaper than a gap, but of two touching runs the one that continues the curve wins.
+    drift = np.abs((top_cur + bot_cur) - (top_prev + bot_prev)) / (2.0 * height)
+    cost = np.full((cands.top.shape[0] - 1, m + 1, m + 1), np.inf)
+    with np.errstate(invalid="ignore"):
+        cost[:, :m, :m] = np.where(np.isfinite(gap), gap / params.jump_px + drift, np.inf)
+    valid = cands.valid
+    cost[:, :m, m] = np.where(valid[:-1], params.gap_cost, np.inf)  # a present curve leaves
+    cost[:, m, :m] = np.where(valid[1:], params.gap_cost, np.inf)  # an absent curve re-enters
+    cost[:, m, m] = 0.0
+    return cost
+
+
+def emissions(cands: Candidates, params: ExtractParams) -> np.ndarray:
+    """Cost of each curve sitting on each candidate of each column, or absent (last state).
+
+    Ink presence counts fully, the curve's share of it at `share_weight`: a net unsure which style
+    a trace is still knows a trace is there.
+
+    Shape:
+        Returns (K, W, M+1).
+    """
+    evidence = -np.log(np.clip(cands.peak, EPS, 1.0))[None] - params.share_weight * np.log(
+        np.clip(cands.share, EPS, 1.0))
+    cost = np.where(cands.valid[None], evidence, np.inf)
+    absent = np.full(cost.shape[:2] + (1,), params.absent_cost)
+    return np.concatenate([cost, absent], axis=2)
+
+
+def crossing_penalty(n_curves: int, n_states: int, crossing_cost: float) -> np.ndarray:
+    """`crossing_cost` for every pair of curves on the same (present) candidate. Shape: (n_states,) * n_curves."""
+    penalty = np.zeros((n_states,) * n_curves)
+    grids = np.indices(penalty.shape)
+    for a, b in itertools.combinations(range(n_curves), 2):
+        penalty += crossing_cost * ((grids[a] == grids[b]) & (grids[a] < n_states - 1))
+    return penalty
+
+
+def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+    """Exact best joint path of G independent groups of g curves each (g <= `MAX_JOINT`).
+
+    Args:
+        emission: per group and curve, the cost of each state in each column.
+        transition: per column step, the cost of one curve's state change (shared by every curve).
+        crossing_cost: added per pair of one group's curves sitting on the same candidate.
+
+    Returns:
+        States per group, curve and column (M = absent).
+
+    Shape:
+        emission: (G, g, W, M+1); transition: (W-1, M+1, M+1). Returns (G, g, W) int64.
+    """
+    n_groups, g, width, n = emission.shape
+    if g > MAX_JOINT:
+        raise ValueError(f"an exact joint search reads at most {MAX_JOINT} curves at once, got {g}; use peel()")
+    penalty = crossing_penalty(g, n, crossing_cost)[None]
+
+    def column_cost(x: int) -> np.ndarray:
+        total = penalty.copy()
+        for k in range(g):
+            shape = [n_groups] + [1] * g
+            shape[k + 1] = n
+            total = total + emission[:, k, x].reshape(shape)
+        return total
+
+    back = np.zeros((width, g, n_groups) + (n,) * g, dtype=np.uint8)
+    # Curve axis a moved last and back (transpose orders precomputed: np.moveaxis costs more than the step at g = 1).
+    to_last = [tuple(i for i in range(g + 1) if i != a) + (a,) for a in range(g + 1)]
+    from_last = [tuple(np.argsort(order)) for order in to_last]
+    total = column_cost(0)
+    for x in range(1, width):
+        step = transition[x - 1]
+        # One curve axis at a time: axes before `a` already hold current states, those after still previous ones.
+        for a in range(1, g + 1):
+            moved = total.transpose(to_last[a])[..., :, None] + step  # (..., previous, current)
+            back[x, a - 1] = moved.argmin(axis=-2).transpose(from_last[a])
+            total = moved.min(axis=-2).transpose(from_last[a])
+        total = total + column_cost(x)
+    states = np.empty((n_groups, g, width), dtype=np.int64)
+    for group in range(n_groups):
+        state = list(np.unravel_index(int(total[group].argmin()), total[group].shape))
+        states[group, :, width - 1] = state
+        for x in range(width - 1, 0, -1):
+            for a in range(g - 1, -1, -1):  # undo the axis steps in reverse order
+                state[a] = int(back[x, a, group][tuple(state)])
+            states[group, :, x - 1] = state
+    return states
+
+
+def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+    """Approximate joint path of more than `MAX_JOINT` curves: peeled one by one, then improved pair by pair.
+
+    First each curve in turn gets its exact path given the curves before it (paying `crossing_cost`
+    on every candidate one of them holds). Then, in sweeps, every pair of curves gets its exact
+    joint path given all the others, until no path changes (at most `PEEL_SWEEPS` sweeps). Each
+    step lowers or keeps the joint cost, so it ends; a pair step can undo a swap two curves made
+    where they met, which a one-curve step cannot.
+
+    Shape:
+        emission: (g, W, M+1); transition: (W-1, M+1, M+1). Returns (g, W) int64.
+    """
+    g, width, n = emission.shape
+    states = np.full((g, width), n - 1, dtype=np.int64)  # all absent: nobody holds anything yet
+
+    def held(skip: tuple[int, ...]) -> np.ndarray:
+        count = np.zeros((width, n))
+        for other in range(g):
+            if other not in skip:
+                np.add.at(count, (np.arange(width), states[other]), 1.0)
+        count[:, n - 1] = 0.0  # absence is never shared
+        return crossing_cost * count
+
+    for k in range(g):
+        states[k] = viterbi((emission[k] + held((k,)))[None, None], transition, crossing_cost)[0, 0]
+    for _ in range(PEEL_SWEEPS):
+        changed = False
+        for pair in itertools.combinations(range(g), 2):
+            found = viterbi((emission[list(pair)] + held(pair)[None])[None], transition, crossing_cost)[0]
+            changed |= not np.array_equal(found, states[list(pair)])
+            states[list(pair)] = found
+        if not changed:
+            break
+    return states
