@@ -30,6 +30,7 @@ from veernet_pipeline.reading.candidates import EPS, Candidates
 # Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
 MAX_JOINT = 3
 PEEL_SWEEPS = 2
+COST_CHUNK = 1 << 20  # joint-state costs precomputed at a time (8 MiB of float64)
 
 
 def transitions(cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
@@ -100,29 +101,33 @@ def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) 
     n_groups, g, width, n = emission.shape
     if g > MAX_JOINT:
         raise ValueError(f"an exact joint search reads at most {MAX_JOINT} curves at once, got {g}; use peel()")
-    penalty = crossing_penalty(g, n, crossing_cost)[None]
+    penalty = crossing_penalty(g, n, crossing_cost)
 
-    def column_cost(x: int) -> np.ndarray:
-        total = penalty.copy()
+    def column_costs(start: int, stop: int) -> np.ndarray:
+        """Every joint state's emission and crossing cost in columns start..stop-1. Shape: (stop-start, G, n, ...)."""
+        total = np.broadcast_to(penalty, (stop - start, n_groups) + penalty.shape)
         for k in range(g):
-            shape = [n_groups] + [1] * g
-            shape[k + 1] = n
-            total = total + emission[:, k, x].reshape(shape)
+            shape = [stop - start, n_groups] + [1] * g
+            shape[k + 2] = n
+            total = total + emission[:, k, start:stop].transpose(1, 0, 2).reshape(shape)
         return total
 
     back = np.zeros((width, g, n_groups) + (n,) * g, dtype=np.uint8)
     # Curve axis a moved last and back (transpose orders precomputed: np.moveaxis costs more than the step at g = 1).
     to_last = [tuple(i for i in range(g + 1) if i != a) + (a,) for a in range(g + 1)]
     from_last = [tuple(np.argsort(order)) for order in to_last]
-    total = column_cost(0)
-    for x in range(1, width):
-        step = transition[x - 1]
-        # One curve axis at a time: axes before `a` already hold current states, those after still previous ones.
-        for a in range(1, g + 1):
-            moved = total.transpose(to_last[a])[..., :, None] + step  # (..., previous, current)
-            back[x, a - 1] = moved.argmin(axis=-2).transpose(from_last[a])
-            total = moved.min(axis=-2).transpose(from_last[a])
-        total = total + column_cost(x)
+    total = column_costs(0, 1)[0]
+    chunk = max(1, COST_CHUNK // (n_groups * n**g))  # columns of joint costs held at once
+    for start in range(1, width, chunk):
+        costs = column_costs(start, min(width, start + chunk))
+        for x in range(start, min(width, start + chunk)):
+            step = transition[x - 1]
+            # One curve axis at a time: axes before `a` already hold current states, those after still previous ones.
+            for a in range(1, g + 1):
+                moved = total.transpose(to_last[a])[..., :, None] + step  # (..., previous, current)
+                back[x, a - 1] = moved.argmin(axis=-2).transpose(from_last[a])
+                total = moved.min(axis=-2).transpose(from_last[a])
+            total = total + costs[x - start]
     states = np.empty((n_groups, g, width), dtype=np.int64)
     for group in range(n_groups):
         state = list(np.unravel_index(int(total[group].argmin()), total[group].shape))
