@@ -151,10 +151,16 @@ def evaluate_log(
                         "mae_physical": finite_stat(np.mean, physical),
                         "mean_confidence": float(confidence[k].mean()), "scale": scale.scale,
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan,
-                        "features": str(getattr(row, "features", "") or "")})
+                        "features": _features(row)})
     # MaskScores scores a binary model as curve vs background whatever the set labels its curves.
     pooled.update(raw.argmax(axis=0), mask)
     return image, truth[:n] * height - 0.5, rows[:n], records
+
+
+def _features(row: Any) -> str:
+    """The track features a set's index names for this log (its optional `features` column), else ""."""
+    features = getattr(row, "features", "")
+    return features if isinstance(features, str) else ""
 
 
 def score_curves(rows: np.ndarray, truth: np.ndarray, classes: list[tuple[int, ...]], height: int
