@@ -13,9 +13,9 @@ import pytest
 from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
 from veernet_pipeline.io.classes import curve_classes, style_class
-from veernet_pipeline.reading.candidates import find_candidates
+from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.extract import curve_groups, trace_curves
-from veernet_pipeline.reading.paths import crossing_penalty, transitions, viterbi
+from veernet_pipeline.reading.paths import SKIP_COLUMNS, crossing_penalty, transitions, viterbi, viterbi_single
 
 H, W = 96, 600
 X = np.arange(W)
@@ -157,6 +157,63 @@ def test_joint_viterbi_is_exact(g: int) -> None:
     every = (np.array(p).reshape(g, width) for p in itertools.product(range(n), repeat=g * width))
     best = min(cost(p) for p in every)
     assert cost(viterbi(emission, transition, 0.7)[0]) == pytest.approx(best)
+
+
+def test_single_curve_viterbi_with_skips_is_exact(test_settings: Settings) -> None:
+    """Against every path: a run of absent columns between two candidates costs the cheaper of going through
+    absence (leave, absent columns, re-enter) and a skip in place (absent columns, then the move between runs)."""
+    params = test_settings.extract.model_copy(update={"max_candidates": 2})
+    rng = np.random.default_rng([13, 1])
+    width, m = 7, 2
+    top = rng.integers(0, 40, size=(width, m)).astype(float)
+    cands = Candidates(top=top, bottom=top + rng.integers(0, 6, size=(width, m)), peak=np.ones((width, m)),
+                       centre=top[None] + 1.0, share=np.ones((1, width, m)))
+    emission = np.concatenate([rng.uniform(0, 3, size=(1, width, m)), np.full((1, width, 1), params.absent_cost)],
+                              axis=2)
+    step = transitions(cands, params, 48)
+    skip = {d: transitions(cands, params, 48, d) for d in range(2, width)}
+
+    def cost(path: tuple[int, ...]) -> float:
+        total = float(sum(emission[0, x, s] for x, s in enumerate(path)))
+        present = [x for x, s in enumerate(path) if s < m]
+        total += sum(step[x - 1, path[x - 1], path[x]] for x in range(1, width)
+                     if not (path[x - 1] == m and path[x] == m))
+        for a, b in zip(present, present[1:], strict=False):  # a skip may replace leaving and re-entering
+            if 2 <= b - a <= SKIP_COLUMNS:
+                through = step[a, path[a], m] + step[b - 1, m, path[b]]
+                total += min(0.0, skip[b - a][a, path[a], path[b]] - through)
+        return total
+
+    best = min(cost(p) for p in itertools.product(range(m + 1), repeat=width))
+    found = viterbi_single(emission, cands, params, 48)[0]
+    assert cost(tuple(found)) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("period", [4, SKIP_COLUMNS])
+def test_a_dotted_curve_is_followed_dot_by_dot(test_settings: Settings, period: int) -> None:
+    """One-column dots `period` columns apart, up to the longest skip: each gap is jumped in place.
+
+    By hand (absent_cost 1.5, gap_cost 2): a dot costs about -1.5 log 0.95 = 0.08 to sit on, so a
+    gap of period - 1 columns costs (period - 1) x 1.5 by a skip, 4 more through absence, and the
+    dot saves 1.4 over leaving it unread.
+    """
+    truth = 40 + 20 * np.sin(X / 70.0)
+    probs = blank(H, W)
+    dots = X[X % period == 0]
+    paint(probs, truth, DOTTED, dots)
+    rows, _ = trace_curves(probs, test_settings.extract, [(DOTTED,)])
+    read = slice(0, int(dots[-1]) + 1)  # from the first dot to the last, gaps bridged
+    assert np.isfinite(rows[0, read]).all()
+    np.testing.assert_allclose(rows[0, read], centre(truth)[read], atol=1.5)
+
+
+def test_a_gap_longer_than_a_skip_is_not_bridged_in_place(test_settings: Settings) -> None:
+    """Dots `SKIP_COLUMNS` + 1 apart: a skip no longer reaches; through absence a gap costs 4 more than the
+    dot saves, so nothing is read (the evidence a dash pattern's gap of that length would need is a dash)."""
+    probs = blank(H, W)
+    paint(probs, np.full(W, 40.0), DOTTED, X[X % (SKIP_COLUMNS + 1) == 0])
+    rows, _ = trace_curves(probs, test_settings.extract, [(DOTTED,)])
+    assert np.isnan(rows).all()
 
 
 def test_groups_follow_shared_classes() -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
-from veernet_pipeline.reading.paths import MAX_JOINT, emissions, peel, transitions, viterbi
+from veernet_pipeline.reading.paths import MAX_JOINT, emissions, peel, transitions, viterbi, viterbi_single
 
 # Columns each side of a contact whose lines decide which curve continues where (`untangle`);
 # a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
@@ -147,6 +147,10 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     for group in curve_groups(classes):
         by_size.setdefault(len(group), []).append(group)
     for size, groups in by_size.items():
+        if size == 1:
+            singles = [group[0] for group in groups]
+            states[singles] = viterbi_single(emission[singles], cands, params, height)
+            continue
         if size > MAX_JOINT:
             for group in groups:
                 states[group] = peel(emission[group], transition, params.crossing_cost)

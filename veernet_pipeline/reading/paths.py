@@ -10,6 +10,9 @@ A curve's state in a column is one of the M candidate runs or "absent" (state M)
   tie-breaker: of two touching runs, the one that continues the curve); `gap_cost` to leave or
   re-enter absence.
 - Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run.
+- Skip, for a curve read alone (`viterbi_single`): from a run straight to a run up to
+  `SKIP_COLUMNS` columns on, `absent_cost` per skipped column plus the transition between the two
+  runs, so a dotted curve keeps its place through its gaps instead of paying `gap_cost` twice.
 
 The transition separates over curves, so a joint step over g curves is g min-plus products of
 (M+1)^g states, one curve axis at a time: O(g (M+1)^(g+1)) per column rather than (M+1)^(2g).
@@ -30,31 +33,34 @@ from veernet_pipeline.reading.candidates import EPS, Candidates
 # Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
 MAX_JOINT = 3
 PEEL_SWEEPS = 2
+# Longest gap a single curve jumps in place (`viterbi_single`): dotted patterns' gaps, a pen skip's short ones.
+SKIP_COLUMNS = 8
 COST_CHUNK = 1 << 20  # joint-state costs precomputed at a time (8 MiB of float64)
 
 
-def transitions(cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
-    """Cost of one curve moving from each state of column x-1 to each state of column x.
+def transitions(cands: Candidates, params: ExtractParams, height: int, step: int = 1) -> np.ndarray:
+    """Cost of one curve moving from each state of column x-step to each state of column x.
 
-    `height` is the track's (the image's) height in px.
+    `height` is the track's (the image's) height in px. With `step` > 1 only moves between
+    candidates are meaningful (`viterbi_single`'s skips); the absent state's entries are still filled.
 
     Shape:
-        Returns (W-1, M+1, M+1); row = previous state, column = current state; state M = absent.
+        Returns (W-step, M+1, M+1); row = previous state, column = current state; state M = absent.
     """
     m = cands.top.shape[1]
-    top_prev, bot_prev = cands.top[:-1, :, None], cands.bottom[:-1, :, None]
-    top_cur, bot_cur = cands.top[1:, None, :], cands.bottom[1:, None, :]
+    top_prev, bot_prev = cands.top[:-step, :, None], cands.bottom[:-step, :, None]
+    top_cur, bot_cur = cands.top[step:, None, :], cands.bottom[step:, None, :]
     # Paper rows between the two runs; runs that share or touch a row (8-connected) have none.
     gap = np.maximum(0.0, np.maximum(top_cur - bot_prev, top_prev - bot_cur) - 1.0)
     # Along connected ink the middle's travel costs one unit per track height: a full-height spike
     # stays far cheaper than a gap, but of two touching runs the one that continues the curve wins.
     drift = np.abs((top_cur + bot_cur) - (top_prev + bot_prev)) / (2.0 * height)
-    cost = np.full((cands.top.shape[0] - 1, m + 1, m + 1), np.inf)
+    cost = np.full((cands.top.shape[0] - step, m + 1, m + 1), np.inf)
     with np.errstate(invalid="ignore"):
         cost[:, :m, :m] = np.where(np.isfinite(gap), gap / params.jump_px + drift, np.inf)
     valid = cands.valid
-    cost[:, :m, m] = np.where(valid[:-1], params.gap_cost, np.inf)  # a present curve leaves
-    cost[:, m, :m] = np.where(valid[1:], params.gap_cost, np.inf)  # an absent curve re-enters
+    cost[:, :m, m] = np.where(valid[:-step], params.gap_cost, np.inf)  # a present curve leaves
+    cost[:, m, :m] = np.where(valid[step:], params.gap_cost, np.inf)  # an absent curve re-enters
     cost[:, m, m] = 0.0
     return cost
 
@@ -136,6 +142,53 @@ def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) 
             for a in range(g - 1, -1, -1):  # undo the axis steps in reverse order
                 state[a] = int(back[x, a, group][tuple(state)])
             states[group, :, x - 1] = state
+    return states
+
+
+def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
+    """Exact best path of G independent curves, each free to jump a gap of up to `SKIP_COLUMNS` in place.
+
+    Absence forgets where the curve was, so a broken curve followed through the absent state pays
+    `gap_cost` twice at every gap; a dotted curve whose dots cover a column or two would be
+    cheaper to leave unread. Here a curve on a run at column x-d (2 <= d <= `SKIP_COLUMNS`) may
+    also move straight to a run at column x, paying `absent_cost` for each skipped column and the
+    transition cost between the two runs: it keeps its place through a dash or dot gap. The skipped
+    columns are absent in the path (bridged later, confidence 0).
+
+    Shape:
+        emission: (G, W, M+1). Returns (G, W) int64.
+    """
+    n_curves, width, n = emission.shape
+    m = n - 1
+    step_cost = transitions(cands, params, height)
+    skip_cost = {d: transitions(cands, params, height, d)[:, :m, :m] + (d - 1) * params.absent_cost
+                 for d in range(2, min(SKIP_COLUMNS, width - 1) + 1)}
+    back = np.zeros((width, n_curves, n), dtype=np.uint8)  # previous state
+    came = np.ones((width, n_curves, n), dtype=np.uint8)  # columns back it came from
+    history = [emission[:, 0].copy()]  # totals of the last SKIP_COLUMNS columns, newest last
+    for x in range(1, width):
+        moved = history[-1][:, :, None] + step_cost[x - 1]
+        back[x] = moved.argmin(axis=1)
+        total = moved.min(axis=1)
+        for d, cost in skip_cost.items():
+            if d > x:
+                break
+            jumped = history[-d][:, :m, None] + cost[x - d]
+            best = jumped.min(axis=1)
+            better = best < total[:, :m]
+            total[:, :m] = np.where(better, best, total[:, :m])
+            back[x, :, :m] = np.where(better, jumped.argmin(axis=1), back[x, :, :m])
+            came[x, :, :m] = np.where(better, d, came[x, :, :m])
+        history.append(total + emission[:, x])
+        del history[:-SKIP_COLUMNS]
+    states = np.full((n_curves, width), m, dtype=np.int64)
+    for curve in range(n_curves):
+        x, state = width - 1, int(history[-1][curve].argmin())
+        while True:
+            states[curve, x] = state
+            if x == 0:
+                break
+            state, x = int(back[x, curve, state]), x - int(came[x, curve, state])
     return states
 
 
