@@ -49,7 +49,7 @@ def test_one_las_per_valid_scan_and_a_record_per_bad_one(materialized: tuple[Set
     quarantined = pd.read_parquet(settings.path("validated") / "quarantine.parquet")
     index = pd.read_parquet(settings.path("digitized") / "index.parquet")
     assert len(validated) >= 3
-    assert set(quarantined["reason_code"]) >= {"truncated", "width_out_of_range"}
+    assert set(quarantined["reason_code"]) >= {"truncated", "height_out_of_range"}
     assert (index["status"] == "written").sum() == len(validated)
     for las_path in index["las"]:
         las = lasio.read(settings.path("digitized") / las_path)

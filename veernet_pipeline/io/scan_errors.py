@@ -14,6 +14,10 @@ UNREADABLE = "unreadable"
 TRUNCATED = "truncated"
 UNSUPPORTED = "unsupported"
 TOO_LARGE = "too_large"
+# When the worker reading a file did not come back with its row (`io.pool`).
+DECODE_CRASHED = "decode_crashed"
+DECODE_TIMEOUT = "decode_timeout"
+INGEST_ERROR = "ingest_error"
 
 _CLASSIC_MAGIC = (b"II*\x00", b"MM\x00*")
 _BIG_MAGIC = (b"II+\x00", b"MM\x00+")

@@ -21,6 +21,7 @@ Everything `read_header` needs comes from the tags: no pixel is decoded before t
 
 from __future__ import annotations
 
+import enum
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,10 +100,12 @@ def _opened(path: Path) -> Iterator[tifffile.TiffFile]:
         yield tif
 
 
-def _tag_name(value: object) -> str:
-    """tifffile gives enums for known tag values and plain ints for unknown ones."""
-    name = getattr(value, "name", None)
-    return name.lower() if isinstance(name, str) else f"code_{value}"
+def _tag_name(value: object, known: type[enum.IntEnum]) -> str:
+    """An enum member's lower-case name (tifffile gives plain ints for some known values too), else ``code_<n>``."""
+    try:
+        return known(int(value)).name.lower()
+    except (ValueError, TypeError):
+        return f"code_{value}"
 
 
 def _scan_page(tif: tifffile.TiffFile) -> tuple[tifffile.TiffPage, int, int]:
@@ -145,6 +148,8 @@ def _header(tif: tifffile.TiffFile, path: Path) -> tuple[TiffHeader, tifffile.Ti
     _check_data(page, path)
     if page.imagewidth == 0 or page.imagelength == 0:
         raise ScanReadError(path, UNREADABLE, "the scan page has no pixels (width or height 0); re-export the scan")
+    if page.photometric == tifffile.PHOTOMETRIC.PALETTE and page.colormap is None:
+        raise ScanReadError(path, UNREADABLE, "a palette page without a colormap; re-export the scan")
     bits = page.bitspersample
     header = TiffHeader(
         width=int(page.imagewidth),
@@ -152,8 +157,8 @@ def _header(tif: tifffile.TiffFile, path: Path) -> tuple[TiffHeader, tifffile.Ti
         bits=int(bits if isinstance(bits, int) else max(bits)),
         samples=int(page.samplesperpixel),
         dtype="" if page.dtype is None else str(page.dtype),
-        photometric=_tag_name(page.photometric),
-        compression=_tag_name(page.compression),
+        photometric=_tag_name(page.photometric, tifffile.PHOTOMETRIC),
+        compression=_tag_name(page.compression, tifffile.COMPRESSION),
         pages=pages,
         page=index,
     )
@@ -263,8 +268,6 @@ def decode_scan(path: Path | str, max_pixels: int | None = None) -> np.ndarray:
             raise ScanReadError(path, UNSUPPORTED, reason)
         raw = _decode_page(page, header, path)
         colormap = page.colormap if header.photometric == "palette" else None
-        if header.photometric == "palette" and colormap is None:
-            raise ScanReadError(path, UNREADABLE, "a palette page without a colormap; re-export the scan")
         layout = Layout(header.photometric, header.bits, colormap, header.compression in _JPEG_COMPRESSIONS)
     image = to_gray(raw, layout)
     if header.rotated:
