@@ -225,7 +225,8 @@ def test_validation_counts_and_reasons(archive: dict) -> None:
     assert "100,000 x 100,000 px" in reason["crafted_bomb_g4.tif"]
     assert reason["two_pages.tif"].startswith("two_pages.tif: pages 2 is outside 1-1")
     assert reason["bad_sidecar.tif"].startswith(
-        "bad_sidecar.tif: sidecar bad_sidecar.tif.calib.json is unusable (calibration lists no curves)")
+        "bad_sidecar.tif: sidecar bad_sidecar.tif.calib.json is unusable (depth: top and bottom are both 5.0; "
+        "give the depths of the image's two edges; curves: empty; list at least one curve)")
     assert not any(str(archive["root"]) in text for text in reason)  # outputs do not depend on the machine
     assert "good_zlib.tif, which is kept" in reason["good_zlib_copy.tif"]
     assert reason["broken_truncated.tif"].startswith("broken_truncated.tif: file is")

@@ -100,7 +100,7 @@ def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
 
     flat = replace(clean.calibration, depth_bottom=clean.calibration.depth_top)
     verdict = check_candidate("000004", replace(clean, calibration=flat), bounds)
-    assert verdict.reason_code == "bad_calibration" and "depth top and bottom are both" in verdict.reason
+    assert verdict.reason_code == "bad_calibration" and "depth: top and bottom are both" in verdict.reason
 
 
 def test_label_rule_rejects_hidden_and_invisible_curves() -> None:
