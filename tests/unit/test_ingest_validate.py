@@ -250,6 +250,22 @@ def test_report_holds_counts_and_gx_result_matching_pandera(archive: dict, param
         assert entry["unexpected_count"] == len(flagged)
 
 
+def test_validation_writes_great_expectations_data_docs(archive: dict) -> None:
+    docs = archive["validated"] / "data_docs"
+    report = json.loads((archive["validated"] / "report.json").read_text())
+    assert report["great_expectations"]["data_docs"] == "data_docs/index.html"
+    index = (docs / "index.html").read_text()
+    assert "veernet_scan_layout" in index
+    pages = sorted((docs / "validations" / "veernet_scan_layout").rglob("*.html"))
+    assert len(pages) == 1  # one validation run so far, rendered with the bound each scan missed
+    page = pages[0].read_text()
+    assert "expect_column_values_to_be_between" in page.replace("-", "_") or "values must be" in page
+    assert "height" in page and "pages" in page
+    # The GX project stays inside the validated folder; nothing is written beside it.
+    assert sorted(p.name for p in archive["validated"].iterdir()) == [
+        "data_docs", "gx", "quarantine.parquet", "report.json", "validated.parquet"]
+
+
 def test_run_expectations_on_an_accepted_frame(archive: dict, params: ValidateParams) -> None:
     validated = pd.read_parquet(archive["validated"] / "validated.parquet")
     result = run_expectations(validated, params)

@@ -19,6 +19,10 @@ Incremental: a file whose relative path, size and mtime match ingest's last run 
 read under the same rules and code, keeps its row without being hashed or decoded again; a
 changed file is read again. A file with new bytes whose content was decoded before (a renamed
 copy) is hashed but not decoded again.
+
+The workers are spawned processes (`io.pool`), which import the calling program's main module: a
+script of your own that calls `ingest_archive` needs the usual ``if __name__ == "__main__":``
+guard (the `veernet` CLI, Dagster and pytest have it).
 """
 
 from __future__ import annotations
