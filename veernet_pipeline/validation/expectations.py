@@ -59,6 +59,9 @@ def _context(project_dir: Path | None) -> Any:
         context = gx.get_context(mode="ephemeral")
     else:
         context = gx.get_context(mode="file", project_root_dir=str(project_dir))
+        # GX scaffolds a .gitignore for its uncommitted/ folder; data/ is DVC's, never git's, and
+        # DVC's outputs carry no .gitignore of their own (tests/pipeline/test_dvc_pipeline.py).
+        (Path(context.root_directory) / ".gitignore").unlink(missing_ok=True)
         for name in list(context.variables.data_docs_sites or {}):
             if name != DOCS_SITE:
                 context.delete_data_docs_site(name)
