@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from tests.maps import blank, centre, dashes, paint
@@ -69,3 +72,16 @@ def test_a_map_of_the_seeds_three_classes_reads_a_two_curve_sidecar(test_setting
     apart = np.abs(a - b) > 4
     np.testing.assert_allclose(rows[0, apart], centre(a)[apart], atol=1.0)
     np.testing.assert_allclose(rows[1, apart], centre(b)[apart], atol=1.0)
+
+
+def test_a_sidecar_file_naming_styles_reads_each_curve_on_its_style(test_settings: Settings, tmp_path: Path) -> None:
+    """Styles come from the sidecar file as ingest parses it (io.sidecar), in the sidecar's order, not class order."""
+    path = tmp_path / "scan.tif.calib.json"
+    path.write_text(json.dumps({**SIDECAR, "curves": [{**SIDECAR["curves"][0], "style": "dotted"},
+                                                      {**SIDECAR["curves"][1], "style": "dashed"}]}))
+    plan = plan_reading(_track(), Calibration.from_file(path), test_settings.extract)
+    assert plan.classes == [(style_class("dotted"),), (style_class("dashed"),)] and plan.labels == ["dotted", "dashed"]
+    rows, _ = trace_curves(_track(), test_settings.extract, plan.classes)
+    read = slice(0, 497)  # the dotted pattern's last dot ends at column 496
+    np.testing.assert_allclose(rows[0, read], centre(110 - 0.01 * X)[read], atol=1.0)
+    np.testing.assert_allclose(rows[1, :491], centre(90 + 0.02 * X)[:491], atol=1.0)
