@@ -161,29 +161,35 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
     n_curves, width, n = emission.shape
     m = n - 1
     step_cost = transitions(cands, params, height)
-    skip_cost = {d: transitions(cands, params, height, d)[:, :m, :m] + (d - 1) * params.absent_cost
-                 for d in range(2, min(SKIP_COLUMNS, width - 1) + 1)}
+    # skip_cost[x, d - 2]: from each run of column x - d to each run of column x (inf before column d).
+    skip_cost = np.full((width, SKIP_COLUMNS - 1, m, m), np.inf)
+    for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
+        skip_cost[d:, d - 2] = transitions(cands, params, height, d)[:, :m, :m] + (d - 1) * params.absent_cost
+    distances = np.arange(2, SKIP_COLUMNS + 1)
     back = np.zeros((width, n_curves, n), dtype=np.uint8)  # previous state
     came = np.ones((width, n_curves, n), dtype=np.uint8)  # columns back it came from
-    history = [emission[:, 0].copy()]  # totals of the last SKIP_COLUMNS columns, newest last
+    # Totals of the last SKIP_COLUMNS columns, column x in row x % SKIP_COLUMNS; rows not yet reached are inf.
+    recent = np.full((SKIP_COLUMNS, n_curves, n), np.inf)
+    recent[0] = emission[:, 0]
     for x in range(1, width):
-        moved = history[-1][:, :, None] + step_cost[x - 1]
+        moved = recent[(x - 1) % SKIP_COLUMNS][:, :, None] + step_cost[x - 1]
         back[x] = moved.argmin(axis=1)
         total = moved.min(axis=1)
-        for d, cost in skip_cost.items():
-            if d > x:
-                break
-            jumped = history[-d][:, :m, None] + cost[x - d]
-            best = jumped.min(axis=1)
-            better = best < total[:, :m]
-            total[:, :m] = np.where(better, best, total[:, :m])
-            back[x, :, :m] = np.where(better, jumped.argmin(axis=1), back[x, :, :m])
-            came[x, :, :m] = np.where(better, d, came[x, :, :m])
-        history.append(total + emission[:, x])
-        del history[:-SKIP_COLUMNS]
+        # Every skip at once, in one array per column (the loop's cost is numpy calls, not arithmetic):
+        # (G, distance x previous run, current run); on ties the shortest skip, then a step, wins.
+        jumped = recent[(x - distances) % SKIP_COLUMNS][:, :, :m, None] + skip_cost[x][:, None]
+        jumped = jumped.transpose(1, 0, 2, 3).reshape(n_curves, -1, m)
+        pick = jumped.argmin(axis=1)
+        best = np.take_along_axis(jumped, pick[:, None], axis=1)[:, 0]
+        better = best < total[:, :m]
+        total[:, :m] = np.where(better, best, total[:, :m])
+        back[x, :, :m] = np.where(better, pick % m, back[x, :, :m])
+        came[x, :, :m] = np.where(better, pick // m + 2, 1)
+        recent[x % SKIP_COLUMNS] = total + emission[:, x]
     states = np.full((n_curves, width), m, dtype=np.int64)
+    final = recent[(width - 1) % SKIP_COLUMNS]
     for curve in range(n_curves):
-        x, state = width - 1, int(history[-1][curve].argmin())
+        x, state = width - 1, int(final[curve].argmin())
         while True:
             states[curve, x] = state
             if x == 0:
