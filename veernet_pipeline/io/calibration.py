@@ -10,9 +10,10 @@ scan in its folder that has no sidecar of its own::
 
 Column x of a W-wide image sits at depth ``top + (x + 0.5) * (bottom - top) / W``. Row y of an
 H-tall image reads ``top_value`` at the top edge and ``bottom_value`` at the bottom edge, linear
-or linear in log10 for "log"; a reversed scale is normal. ``curves[0]`` is class 1, ``curves[1]``
-class 2. Without a sidecar, output stays in track units: depth = column index and value =
-position across the track from the top edge, 0..1 (see `Calibration.track_units`).
+or linear in log10 for "log"; a reversed scale is normal. Every curve listed is read, told apart
+by its line style (``"style"`` below, or the seeds' convention: first solid, second broken).
+Without a sidecar, output stays in track units: depth = column index and value = position across
+the track from the top edge, 0..1, for every curve the map supports (see `Calibration.track_units`).
 
 Two optional extensions (docs/synthetic-rendering.md); a sidecar without them reads as before:
 
@@ -32,6 +33,7 @@ Two optional extensions (docs/synthetic-rendering.md); a sidecar without them re
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -106,9 +108,16 @@ class Calibration:
     skew_pivot: float = 0.0
 
     @classmethod
-    def track_units(cls, n_curves: int = 2) -> Calibration:
-        """The uncalibrated fallback: depth = column index, value = 0..1 across the track."""
-        curves = tuple(CurveScale(f"CURVE_{'AB'[i]}", "TRACK", 0.0, 1.0) for i in range(n_curves))
+    def track_units(cls, n_curves: int = 2, styles: Sequence[str | None] | None = None) -> Calibration:
+        """The uncalibrated fallback: depth = column index, value = 0..1 across the track.
+
+        The curves are CURVE_A, CURVE_B, ... with the given styles (None each when not given).
+        """
+        styles = [None] * n_curves if styles is None else list(styles)
+        if len(styles) != n_curves:
+            raise ValueError(f"track_units: {n_curves} curves but {len(styles)} styles")
+        curves = tuple(CurveScale(f"CURVE_{chr(ord('A') + i)}", "TRACK", 0.0, 1.0, style=style)
+                       for i, style in enumerate(styles))
         return cls(0.0, 0.0, "PX", curves, {}, calibrated=False)
 
     @classmethod

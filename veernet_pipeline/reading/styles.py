@@ -1,0 +1,99 @@
+"""Which curves to read from a map: the sidecar's curves by style, or as many as the map supports.
+
+With a sidecar, every curve it names is read, on the evidence of its style's class
+(`io.classes.curve_classes`). Without one, the map itself says how many curves of each style the
+track holds (`detect_styles`): a style holds n curves when at least `min_support` of the columns
+show n or more separate runs of ink dominated by that style. A dashed or dotted curve has ink in
+40 % or more of its columns, a stray misclassified run in far fewer, so the count is robust to
+both. Detected curves are named CURVE_A, CURVE_B, ... (`Calibration.track_units`).
+
+Models trained before the style classes give three channels (background, curve A, curve B);
+`as_style_probs` maps them onto the style classes as solid and dashed, so a registered champion
+of that kind keeps reading two-curve sidecars of the seeds' convention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, curve_classes, style_class, style_labels
+from veernet_pipeline.reading.candidates import find_candidates
+
+MAX_CURVES = 5  # curves a track may hold when the map decides (real tracks hold 2 to 5)
+SEEDS_CHANNELS = 3  # background, curve A, curve B: the classes before line styles
+
+
+def as_style_probs(probs: np.ndarray) -> np.ndarray:
+    """Probabilities on the style classes; a three-channel map of the seeds' classes becomes solid (A) and dashed (B).
+
+    Shape:
+        probs: (C, H, W), C in (2, 3, 7). Returns (C', H, W): unchanged for C = 2 or 7, else C' = 7.
+    """
+    if probs.shape[0] != SEEDS_CHANNELS:
+        return probs
+    out = np.zeros((NUM_CLASSES, *probs.shape[1:]), dtype=probs.dtype)
+    out[0], out[style_class("solid")], out[style_class("dashed")] = probs
+    return out
+
+
+def detect_styles(probs: np.ndarray, params: ExtractParams) -> list[str]:
+    """The styles of the curves a style-class map supports, one entry per curve, in class order.
+
+    Shape:
+        probs: (7, H, W).
+    """
+    singles = [(style_class(style),) for style in STYLES]
+    cands = find_candidates(probs, singles, params.max_candidates, params.min_confidence)
+    dominant = cands.share.argmax(axis=0)  # (W, M): the style with most of each run's ink
+    strong = cands.valid & (cands.share.max(axis=0) >= 0.5)
+    supported: list[tuple[float, int, str]] = []
+    for i, style in enumerate(STYLES):
+        runs = ((dominant == i) & strong).sum(axis=1)  # runs of this style per column
+        for n in range(1, MAX_CURVES + 1):
+            support = float(np.mean(runs >= n))
+            if support < params.min_support:
+                break
+            supported.append((support, i, style))
+    # More than MAX_CURVES: keep the best supported, then restore class order.
+    kept = sorted(sorted(supported, key=lambda item: -item[0])[:MAX_CURVES], key=lambda item: item[1])
+    return [style for _, _, style in kept]
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """What to read from one map: the calibration to write with, each curve's classes and style label."""
+
+    calibration: Calibration
+    classes: list[tuple[int, ...]]
+    labels: list[str]
+    notes: list[str]
+
+
+def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams) -> ReadingPlan:
+    """The curves to read: the sidecar's (all of them), or those the map supports in track units.
+
+    A binary map (C = 2) reads one curve whatever the sidecar names: it cannot tell curves apart.
+
+    Shape:
+        probs: (C, H, W) on the style classes (`as_style_probs`) or binary.
+    """
+    if probs.shape[0] == 2:
+        calib = calibration if calibration is not None else Calibration.track_units(1)
+        notes = []
+        if len(calib.curves) > 1:
+            notes.append(f"a binary model reads one curve; {', '.join(c.mnemonic for c in calib.curves[1:])} "
+                         "not digitised")
+        return ReadingPlan(calib, [(1,)], ["any"], notes)
+    if calibration is None:
+        styles = detect_styles(probs, params)
+        calib = Calibration.track_units(len(styles), styles)
+        notes = [f"no sidecar: {len(styles)} curves found in the map ({', '.join(styles) or 'none'}); "
+                 f"a style counts a curve where it shows a separate run in >= {params.min_support:.0%} of columns"]
+    else:
+        calib, notes = calibration, []
+    styles = [c.style for c in calib.curves]
+    return ReadingPlan(calib, curve_classes(styles), style_labels(styles), notes)
