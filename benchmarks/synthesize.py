@@ -6,8 +6,9 @@ Runs the multiclass generator exactly as the synthesize stage does (`generate_se
 `CandidateMaker`: render, the archive validation and label checks, the four files and the
 record), into a temporary folder that is removed afterwards, for two size mixes:
 
-- `largest`: every instance 640 x 12800 px (the widest and tallest the BRIEF allows);
-- `uniform`: the profile's `synthesize.width`/`height` ranges (3,200-12,800 x 480-640 in `paper`).
+- `largest`: every instance 1,024 x 12,800 px (the widest strip, as tall as a tall track);
+- `uniform`: the profile's `synthesize.width`/`height` ranges (3,200-12,800 x 480-640 in `paper`) with its
+  share of tall tracks (641-1,024 px).
 
 For each mix and worker count: wall-clock time of N instances (process start included), the
 steady rate (instances completed after the first round of tasks, over the time they took, read
@@ -38,25 +39,26 @@ from pathlib import Path
 from typing import Any
 
 from _record import load_note, machine, write_results
+from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.synthetic.checks import check_candidate
 from veernet_pipeline.synthetic.curves import load_wells
-from veernet_pipeline.synthetic.dataset import SET_SEED_OFFSETS, CandidateMaker, SetJob, write_instance
+from veernet_pipeline.synthetic.dataset import SET_SEED_OFFSETS, CandidateMaker, SetJob, curve_count, write_instance
 from veernet_pipeline.synthetic.generate import RECORD_SUFFIX, generate_set
 from veernet_pipeline.synthetic.render import render_instance
-from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
 
 TARGET_INSTANCES = 20_000
 TARGET_SECONDS = 3600.0
-LARGEST = {"height": 640, "width": 12800}
+LARGEST = {"height": 1024, "width": 12800}
 
 
 def _settings(profile: str, mix: str) -> Settings:
     overrides = []
     if mix == "largest":
         overrides = [f"synthesize.width={{min: {LARGEST['width']}, max: {LARGEST['width']}}}",
-                     f"synthesize.height={{min: {LARGEST['height']}, max: {LARGEST['height']}}}"]
+                     f"synthesize.height={{min: {LARGEST['height']}, max: {LARGEST['height']}}}",
+                     "synthesize.tall.share=0"]
     return load_settings(Path(__file__).resolve().parents[1] / "params.yaml", profile, overrides)
 
 
@@ -108,7 +110,8 @@ def _breakdown(settings: Settings, k: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="veernet-bench-synth-") as folder:
         for index in range(k):
             started = time.process_time()
-            log = render_instance(seed, index, settings.synthesize, wells, 2)
+            log = render_instance(seed, index, settings.synthesize, wells,
+                                  curve_count(seed, index, settings.synthesize.curves_per_track))
             rendered = time.process_time()
             check_candidate(f"{index:06d}", log, settings.validate_)
             checked = time.process_time()
@@ -117,7 +120,8 @@ def _breakdown(settings: Settings, k: int) -> dict[str, Any]:
             steps["checks_s"] += checked - rendered
             steps["write_s"] += time.process_time() - checked
         # Profiled apart from the timing above: cProfile slows pure-Python code more than numpy code.
-        log = _hotspots(render_instance, seed, 0, settings.synthesize, wells, 2)
+        log = _hotspots(render_instance, seed, 0, settings.synthesize, wells,
+                        curve_count(seed, 0, settings.synthesize.curves_per_track))
         writing = _hotspots(write_instance, Path(folder), "profiled", log[0], False)
     return {"instances": k, **{name: round(value / k, 4) for name, value in steps.items()},
             "render_hotspots": log[1], "write_hotspots": writing[1]}

@@ -72,7 +72,12 @@ def build_sample_archive(raw_dir: Path, settings: Settings, n_valid: int = 4) ->
         logger.info("%s already holds TIFF scans; the sample archive is not written", raw_dir)
         return []
     bounds = settings.validate_
-    params = settings.synthesize.model_copy(update={"width": bounds.width, "height": bounds.height})
+    # Heights of the training strips that validation accepts: a demo archive of tall scans would
+    # only slow inference down.
+    heights = settings.synthesize.height
+    height = Range(min=max(heights.min, bounds.height.min), max=min(heights.max, bounds.height.max))
+    params = settings.synthesize.model_copy(update={"width": bounds.width, "height": height,
+                                                    "tall": settings.synthesize.tall.model_copy(update={"share": 0.0})})
     wells = load_wells(str(settings.path("las_source")) if settings.paths.las_source else "")
     seed = settings.seed + SAMPLE_SEED_OFFSET
     written: list[Path] = []
