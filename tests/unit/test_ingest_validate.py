@@ -193,7 +193,7 @@ def test_validation_counts_and_reasons(archive: dict) -> None:
         assert counts["by_reason"][str(code)] == 1
     reason = quarantine.set_index("path")["reason"]
     assert reason["wide.tif"].startswith("wide.tif: width 900 px is outside 320-640")
-    assert reason["short.tif"].startswith("short.tif: height 40 px is outside 96-128")
+    assert reason["short.tif"].startswith("short.tif: height 40 px is outside 96-192")
     assert reason["thirty_two_bit.tif"].startswith("thirty_two_bit.tif: bits 32 is not one of 1, 8, 16")
     assert reason["two_pages.tif"].startswith("two_pages.tif: pages 2 is outside 1-1")
     assert reason["bad_sidecar.tif"].startswith(

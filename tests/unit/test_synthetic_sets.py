@@ -82,7 +82,7 @@ def test_keeps_the_first_valid_candidates_and_accounts_for_every_one(tmp_path: P
 def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
     settings = _settings(tmp_path, NARROW, *CLEAN)
     wells = load_wells("")
-    # 100 x 400 px is inside NARROW (width 320-480) and the test profile's height (96-128).
+    # 100 x 400 px is inside NARROW (width 320-480) and the test profile's height (96-192).
     clean = render_instance(settings.seed, 0, settings.synthesize, wells, 2, size=(100, 400))
     bounds = settings.validate_
     assert check_candidate("000000", clean, bounds).reason_code == ""

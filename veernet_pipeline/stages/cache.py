@@ -42,7 +42,7 @@ CLI_MODULE = "veernet_pipeline.cli"
 STAGE_PARAMS: dict[str, tuple[str, ...]] = {
     "ingest": ("ingest",),
     "validate": ("validate",),
-    "synthesize": ("seed", "synthesize", "validate"),
+    "synthesize": ("seed", "synthesize", "validate", "foreign"),
     "train_binary": ("seed", "model", "train_binary"),
     "train_multiclass": ("seed", "model", "train_multiclass"),
     "evaluate": ("extract", "evaluate"),
