@@ -41,6 +41,9 @@ DPI = 64
 PT = 72.0 / DPI  # points per pixel
 FONTS = ("STIXGeneral", "cmss10", "cmtt10", "cmr10")
 HATCHES = ("////", "\\\\\\\\", "xxx", "...", "+++", "||||")
+# Banners per scan: a Poisson count of mean BANNERS_PER_SCAN + width / BANNER_EVERY_PX.
+BANNERS_PER_SCAN, BANNER_EVERY_PX = 0.1, 40000.0
+FLAG_EVERY_PX = 4000.0  # flags and shading: a Poisson count of mean width / FLAG_EVERY_PX
 BANNER_TITLES = ("REPEAT SECTION", "MAIN LOG", "REPEAT PASS 2", "SECTION B", "LOG RESUMED")
 # Minor depth-line step by print scale, in metres (feet wells use the values in FEET).
 METRES = {200: 1.0, 500: 2.0, 1000: 5.0}
@@ -161,7 +164,7 @@ def _annotations(ax: Axes, log: ForeignLog, bilevel: bool, rng: np.random.Genera
                 groups["print"].append(text)
                 _boxed(ax, text, groups["eraser"], 1.0)
     features = []
-    for _ in range(int(rng.poisson(width / 4000.0))):
+    for _ in range(int(rng.poisson(width / FLAG_EVERY_PX))):
         cols, rows = rng.uniform(30, 250) * span / width, rng.uniform(0.1, 0.5)
         x0, y0 = log.top + rng.uniform(0, 1) * (span - cols), rng.uniform(0, 1 - rows)
         if not bilevel and rng.random() < 0.4:
@@ -172,7 +175,7 @@ def _annotations(ax: Axes, log: ForeignLog, bilevel: bool, rng: np.random.Genera
             groups["flags"].append(ax.add_patch(Rectangle((x0, y0), cols, rows, fill=False, hatch=hatch,
                                                           edgecolor="black", linewidth=0.8 * PT)))
             features.append("flags")
-    for _ in range(int(rng.poisson(width / 20000.0 + 0.15))):
+    for _ in range(int(rng.poisson(BANNERS_PER_SCAN + width / BANNER_EVERY_PX))):
         features.append("banner")
         _banner(ax, log, font, size, rng, groups)
     return sorted(set(features))

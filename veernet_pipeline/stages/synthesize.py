@@ -23,6 +23,7 @@ from veernet_pipeline.synthetic.sizes import archive_sizes, sizes_digest
 
 SETS = ("binary", "multiclass")
 FILE_COLUMNS = ("image", "mask", "calibration", "las")
+FOREIGN_SHEET = 4
 
 
 def _sheets(folder: Path, name: str) -> dict[str, str]:
@@ -52,7 +53,8 @@ def synthesize(settings: Settings, preview: Path | None = None) -> StageResult:
     Args:
         settings: the run's settings.
         preview: also write contact sheets here (`veernet synthesize --preview`): the multiclass set's
-            at this path, the foreign set's beside it with `-foreign` added to the name.
+            at this path, the foreign set's (its first `FOREIGN_SHEET` scans) beside it with `-foreign`
+            added to the name.
     """
     root = settings.path("synthetic")
     source = settings.paths.las_source
@@ -90,7 +92,8 @@ def synthesize(settings: Settings, preview: Path | None = None) -> StageResult:
         preview_sheet(root / "multiclass", Path(preview))
         result.paths["preview"] = str(Path(preview).resolve())
         if settings.foreign.count:
+            # Four scans: the foreign set's 8-bit scans carry incompressible noise (about 1.3 MB each).
             sheet = Path(preview).with_name(f"{Path(preview).stem}-foreign{Path(preview).suffix}")
-            preview_sheet(root / FOREIGN_DIR, sheet)
+            preview_sheet(root / FOREIGN_DIR, sheet, n=FOREIGN_SHEET)
             result.paths["preview_foreign"] = str(sheet.resolve())
     return result
