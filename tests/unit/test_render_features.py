@@ -105,6 +105,17 @@ def test_straight_lines_run_near_an_edge(wells: list[Well]) -> None:
     assert not ((log.curves == 1) & (off.curves == 0)).any() and not ((off.curves == 1) & (log.curves == 0)).any()
 
 
+def test_straight_lines_step_only_when_asked(wells: list[Well]) -> None:
+    # steps_per_10k = 0: a flat line (wobble only, under half a percent of the track); 30 per 10,000 columns over
+    # 2,000 columns: about six level changes of 1-6 % each, so the line moves by more than the wobble.
+    spreads = {}
+    for steps in (0, 30):
+        log = _render(wells, "synthesize.straight.share=1", f"synthesize.straight.steps_per_10k={steps}", n_curves=2)
+        fraction = log.calibration.curves[1].value_to_fraction(log.values[1])
+        spreads[steps] = fraction.max() - fraction.min()
+    assert spreads[0] < 0.01 and spreads[30] > 0.02
+
+
 def test_steep_excursions_cross_the_track_within_a_few_columns(wells: list[Well]) -> None:
     forced = ("synthesize.steep.share=1", "synthesize.steep.per_10k=60", "synthesize.steep.far={min: 0.03, max: 0.1}",
               "synthesize.procedural_share=1", only_style("solid"), "synthesize.line_width={min: 1, max: 1}")

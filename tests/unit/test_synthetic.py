@@ -90,6 +90,19 @@ def test_window_gives_distinct_finite_curves(wells: list[Well]) -> None:
     assert window([lone], 2, 320, np.random.default_rng(0)) is None
 
 
+def test_curves_per_track_follows_its_weights() -> None:
+    # The base params: 3-5 curves in 70 % of tracks, each count at its weight (binomial sd 0.007 at 4,000 draws).
+    weights = load_settings(PARAMS).synthesize.curves_per_track
+    counts = np.bincount([curve_count(7, i, weights) for i in range(4000)], minlength=6)[1:]
+    np.testing.assert_allclose(counts / 4000, np.asarray(weights) / sum(weights), atol=0.025)
+    assert counts[2:].sum() / 4000 > 0.65
+    # One weight switches every track to that count; the stream does not depend on the weights' scale.
+    assert {curve_count(7, i, [0, 0, 0, 2, 0]) for i in range(200)} == {4}
+    assert [curve_count(7, i, [1, 1, 1, 1, 1]) for i in range(50)] == [curve_count(7, i, [3] * 5) for i in range(50)]
+    with pytest.raises(ValueError, match="curves_per_track"):
+        load_settings(PARAMS, overrides=["synthesize.curves_per_track=[0, 0, 0, 0, 0]"])
+
+
 def test_choose_scale_follows_shares(params: SynthesizeParams) -> None:
     values = np.array([0.3, 2.0, 40.0, 150.0])
     log_rev = params.model_copy(update={"log_scale_share": 1.0, "reversed_share": 1.0, "backup_share": 0.0})
