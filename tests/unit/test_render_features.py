@@ -214,6 +214,23 @@ def test_banners_interrupt_the_curves(wells: list[Well], repeat: int) -> None:
     np.testing.assert_array_equal(log.mask[:, ~covered], plain.mask[:, ~covered])
 
 
+def test_header_boxes_interrupt_the_curves(wells: list[Well]) -> None:
+    plain = _render(wells, size=(256, 3000))
+    log = _render(wells, "synthesize.text.headers_per_10k=10", size=(256, 3000))
+    boxes = [r for r in log.regions if r[0] == "header_box"]
+    assert len(boxes) >= 3 and "header_boxes" in log.features and "header_boxes" not in plain.features
+    inside = np.zeros(log.mask.shape, dtype=bool)
+    for _, row0, col0, rows, cols in boxes:
+        inside[row0 : row0 + rows, col0 : col0 + cols] = True
+        box = log.mask[row0 : row0 + rows, col0 : col0 + cols]
+        # A white box: no curve inside, a ruled border all round, and text.
+        assert (box <= OTHER_INK).all() and (log.curves[row0 : row0 + rows, col0 : col0 + cols] == 0).all()
+        assert (box[[0, -1], :] == OTHER_INK).all() and (box[:, [0, -1]] == OTHER_INK).all()
+        assert (box[2:-2, 2:-2] == OTHER_INK).any()
+    assert (plain.curves[inside] > 0).sum() > 20
+    np.testing.assert_array_equal(log.mask[~inside], plain.mask[~inside])
+
+
 def test_documented_drawing_order_is_the_renderers() -> None:
     # The docs and the test helpers name the order the crossing rule follows; the styles module applies it.
     from veernet_pipeline.synthetic.styles import DRAW_RANK
