@@ -1,10 +1,10 @@
-"""Wall time of one full-size synthetic render (640 x 12,800 px): the figure a unit test used to assert.
+"""Wall time of one full-size synthetic render (1,024 x 12,800 px, 5 curves): the figure a unit test used to assert.
 
     python benchmarks/render.py [--n 10] [--profiles test,paper] [--out DIR]
 
-`render_instance` draws one two-curve log at the largest size the archive validation accepts,
-640 x 12,800 px, from the bundled wells, exactly as the synthesize stage calls it (no checks, no
-writing: `synthesize.py` times those). For each profile's rendering params, one render warms up
+`render_instance` draws one five-curve log at the largest size the archive validation accepts,
+1,024 x 12,800 px (a tall track), from the bundled wells, exactly as the synthesize stage calls it
+(no checks, no writing: `synthesize.py` times those). For each profile's rendering params, one render warms up
 (imports, caches) and is not counted; then instances 1..N are timed one by one, by wall clock and
 by this process's CPU time. The target, under 2.0 s of wall time for one render, was the bound of
 the unit test `test_full_size_render_is_fast`; speed is measured here instead, where a busy machine
@@ -29,7 +29,7 @@ from veernet_pipeline.config import Range, load_settings
 from veernet_pipeline.synthetic.curves import load_wells
 from veernet_pipeline.synthetic.render import render_instance
 
-HEIGHT, WIDTH = 640, 12_800
+HEIGHT, WIDTH, CURVES = 1024, 12_800, 5
 TARGET_SECONDS = 2.0
 SEED = 0
 
@@ -37,13 +37,14 @@ SEED = 0
 def _run(profile: str, n: int) -> dict[str, Any]:
     """Warm up once, then time n full-size renders one by one."""
     params = load_settings(Path(__file__).resolve().parents[1] / "params.yaml", profile).synthesize
-    full = params.model_copy(update={"width": Range(min=WIDTH, max=WIDTH), "height": Range(min=HEIGHT, max=HEIGHT)})
+    full = params.model_copy(update={"width": Range(min=WIDTH, max=WIDTH), "height": Range(min=HEIGHT, max=HEIGHT),
+                                     "tall": params.tall.model_copy(update={"share": 0.0})})
     wells = load_wells("")
-    render_instance(SEED, 0, full, wells, 2)
+    render_instance(SEED, 0, full, wells, CURVES)
     walls, cpus = [], []
     for index in range(1, n + 1):
         wall, cpu = time.perf_counter(), time.process_time()
-        log = render_instance(SEED, index, full, wells, 2)
+        log = render_instance(SEED, index, full, wells, CURVES)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
         if log.image.shape != (HEIGHT, WIDTH):

@@ -6,8 +6,9 @@ Runs the multiclass generator exactly as the synthesize stage does (`generate_se
 `CandidateMaker`: render, the archive validation and label checks, the four files and the
 record), into a temporary folder that is removed afterwards, for two size mixes:
 
-- `largest`: every instance 640 x 12800 px (the widest and tallest the BRIEF allows);
-- `uniform`: the profile's `synthesize.width`/`height` ranges (3,200-12,800 x 480-640 in `paper`).
+- `largest`: every instance 1,024 x 12,800 px (the widest strip, as tall as a tall track);
+- `uniform`: the profile's `synthesize.width`/`height` ranges (3,200-12,800 x 480-640 in `paper`) with its
+  share of tall tracks (641-1,024 px).
 
 For each mix and worker count: wall-clock time of N instances (process start included), the
 steady rate (instances completed after the first round of tasks, over the time they took, read
@@ -17,7 +18,9 @@ start-up included), the disk used per instance, and the projected time for 20,00
 the steady rate, and on 2 cores nobody else uses (1-worker CPU time / 2). On a shared machine the
 measured rate drops when other processes take a core; the CPU-time figure does not. A serial breakdown
 (render / checks / write, and the renderer's hottest functions by cProfile) over K instances of
-the largest size says where the time goes.
+the largest size says where the time goes. Last, the foreign test renderer (`veernet_pipeline/foreign`)
+writes `--foreign` scans of the profile's `foreign` sizes serially (it runs in one process in the
+stage): scans per second, CPU s and MB per scan.
 
 Writes `synthesize.json` and `synthesize.md` into `--out` (default: `results/` beside this script).
 The machine's load average is recorded: other processes on the same cores slow every figure.
@@ -40,23 +43,25 @@ from typing import Any
 from _record import load_note, machine, write_results
 
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.foreign.dataset import evaluation_wells, render_foreign, write_scan
+from veernet_pipeline.io.splits import instance_splits
 from veernet_pipeline.synthetic.checks import check_candidate
-from veernet_pipeline.synthetic.curves import load_wells
-from veernet_pipeline.synthetic.dataset import SET_SEED_OFFSETS, CandidateMaker, SetJob, write_instance
+from veernet_pipeline.synthetic.curves import load_wells, wells_by_split
+from veernet_pipeline.synthetic.dataset import SET_SEED_OFFSETS, CandidateMaker, SetJob, curve_count, write_instance
 from veernet_pipeline.synthetic.generate import RECORD_SUFFIX, generate_set
 from veernet_pipeline.synthetic.render import render_instance
-from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
 
 TARGET_INSTANCES = 20_000
 TARGET_SECONDS = 3600.0
-LARGEST = {"height": 640, "width": 12800}
+LARGEST = {"height": 1024, "width": 12800}
 
 
 def _settings(profile: str, mix: str) -> Settings:
     overrides = []
     if mix == "largest":
         overrides = [f"synthesize.width={{min: {LARGEST['width']}, max: {LARGEST['width']}}}",
-                     f"synthesize.height={{min: {LARGEST['height']}, max: {LARGEST['height']}}}"]
+                     f"synthesize.height={{min: {LARGEST['height']}, max: {LARGEST['height']}}}",
+                     "synthesize.tall.share=0"]
     return load_settings(Path(__file__).resolve().parents[1] / "params.yaml", profile, overrides)
 
 
@@ -108,7 +113,8 @@ def _breakdown(settings: Settings, k: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="veernet-bench-synth-") as folder:
         for index in range(k):
             started = time.process_time()
-            log = render_instance(seed, index, settings.synthesize, wells, 2)
+            log = render_instance(seed, index, settings.synthesize, wells,
+                                  curve_count(seed, index, settings.synthesize.curves_per_track))
             rendered = time.process_time()
             check_candidate(f"{index:06d}", log, settings.validate_)
             checked = time.process_time()
@@ -117,10 +123,25 @@ def _breakdown(settings: Settings, k: int) -> dict[str, Any]:
             steps["checks_s"] += checked - rendered
             steps["write_s"] += time.process_time() - checked
         # Profiled apart from the timing above: cProfile slows pure-Python code more than numpy code.
-        log = _hotspots(render_instance, seed, 0, settings.synthesize, wells, 2)
+        log = _hotspots(render_instance, seed, 0, settings.synthesize, wells,
+                        curve_count(seed, 0, settings.synthesize.curves_per_track))
         writing = _hotspots(write_instance, Path(folder), "profiled", log[0], False)
     return {"instances": k, **{name: round(value / k, 4) for name, value in steps.items()},
             "render_hotspots": log[1], "write_hotspots": writing[1]}
+
+
+def _foreign(settings: Settings, n: int) -> dict[str, Any]:
+    """Render and write n foreign scans serially into a temporary folder; time them and measure their files."""
+    wells = evaluation_wells(settings)
+    with tempfile.TemporaryDirectory(prefix="veernet-bench-foreign-") as folder:
+        cpu_before, started = _cpu_seconds(), time.perf_counter()
+        rows = [write_scan(Path(folder), f"{i:06d}", render_foreign(settings, i, wells)) for i in range(n)]
+        wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
+        size = sum(p.stat().st_size for p in Path(folder).iterdir() if p.is_file())
+    areas = [int(r["width"]) * int(r["height"]) for r in rows]
+    return {"n": n, "bilevel": sum(r["bits"] == 1 for r in rows), "wall_s": round(wall, 2),
+            "instances_per_s": round(n / wall, 3), "cpu_s_per_instance": round(cpu / n, 3),
+            "mb_per_instance": round(size / n / 1e6, 3), "mean_megapixels": round(sum(areas) / n / 1e6, 3)}
 
 
 def _hotspots(func: Any, *args: Any) -> tuple[Any, list[str]]:
@@ -179,6 +200,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--workers", default="1,2", help="worker counts to compare (default 1,2)")
     parser.add_argument("--profile", default="paper", help="params.yaml profile (default paper: full sizes)")
     parser.add_argument("--breakdown", type=int, default=4, help="largest-size instances timed step by step")
+    parser.add_argument("--foreign", type=int, default=12, help="foreign scans rendered and written serially")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
@@ -195,15 +217,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             runs.append(run)
             print(run, flush=True)
     breakdown = _breakdown(_settings(args.profile, "largest"), args.breakdown)
+    foreign = _foreign(_settings(args.profile, "uniform"), args.foreign)
+    print(foreign, flush=True)
     record = machine(load_before)
     summary = _summary(runs)
-    document = {"runs": runs, "breakdown_largest": breakdown, **summary, "machine": record, "profile": args.profile,
-                "validate": _settings(args.profile, "uniform").section("validate")}
+    document = {"runs": runs, "breakdown_largest": breakdown, "foreign": foreign, **summary, "machine": record,
+                "profile": args.profile, "validate": _settings(args.profile, "uniform").section("validate")}
     table = _table(runs)
-    notes = (f"\n{summary['verdict']}. {summary['disk']}.\n\nSerial breakdown at 640 x 12800, CPU s per instance: "
-             f"render {breakdown['render_s']}, checks {breakdown['checks_s']}, write {breakdown['write_s']}. "
-             f"{load_note(record)} Steady rate: instances after the first round of tasks over their time "
-             "(worker start-up excluded); projections use it.\n")
+    notes = (f"\n{summary['verdict']}. {summary['disk']}.\n\nSerial breakdown at {LARGEST['height']} x "
+             f"{LARGEST['width']}, CPU s per instance: render {breakdown['render_s']}, checks {breakdown['checks_s']}, "
+             f"write {breakdown['write_s']}. Foreign test renderer, {foreign['n']} scans of the profile's foreign "
+             f"sizes ({foreign['mean_megapixels']} Mpx mean, {foreign['bilevel']} of them 1-bit G4) in one process: "
+             f"{foreign['instances_per_s']} scans/s, {foreign['cpu_s_per_instance']} CPU s and "
+             f"{foreign['mb_per_instance']} MB per scan. {load_note(record)} Steady rate: instances after the first "
+             "round of tasks over their time (worker start-up excluded); projections use it.\n")
     write_results(args.out, "synthesize", document, "Synthetic generation throughput", table + notes)
     return document
 

@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--model", dest="model_uri", help="model URI (default: params infer.model_uri)")
         if name == "synthesize":
             cmd.add_argument("--preview", metavar="PNG", type=Path,
-                             help="also write a contact sheet of the multiclass set")
+                             help="also write contact sheets: the multiclass set's here, the foreign set's as "
+                                  "<PNG stem>-foreign.png")
     for module in commands.discover():
         name = module.__name__.rpartition(".")[2]
         cmd = sub.add_parser(name, help=module.HELP, description=module.HELP)

@@ -79,11 +79,6 @@ class ValidateParams(_Strict):
     max_pages: int
 
 
-class DashParams(_Strict):
-    ink: int
-    gap: int
-
-
 class SplitParams(_Strict):
     val: float
     test: float
@@ -95,13 +90,13 @@ class FloatRange(_Ordered):
 
 
 class StyleWeights(_Strict):
-    """Relative weights of curve B's style (curve A is solid); a weight of 0 switches that style off."""
+    """Relative weights of each curve's line style (`io.classes.STYLES`); a weight of 0 switches that style off."""
 
+    solid: float
     dashed: float
     dotted: float
-    long_dash: float
     dash_dot: float
-    thin_solid: float
+    long_dash: float
 
     @model_validator(mode="after")
     def _some_style(self) -> StyleWeights:
@@ -109,6 +104,87 @@ class StyleWeights(_Strict):
         if min(weights.values()) < 0 or sum(weights.values()) <= 0:
             raise ValueError(f"synthesize.styles weights must be >= 0 with a positive sum, got {weights}")
         return self
+
+
+class PatternRange(_Strict):
+    """A broken style's lengths along the curve, px as the eye sees them; each curve draws its own."""
+
+    ink: FloatRange
+    gap: FloatRange
+
+
+class DashDotRange(PatternRange):
+    """Dash-dot: a dash (`ink`), a gap, a dot, the same gap again."""
+
+    dot: FloatRange
+
+
+class PatternParams(_Strict):
+    dashed: PatternRange
+    dotted: PatternRange
+    dash_dot: DashDotRange
+    long_dash: PatternRange
+
+
+class StraightParams(_Strict):
+    """Near-constant curves (tension, line speed): long straight runs near a track edge."""
+
+    share: float  # per curve after the first
+    edge: FloatRange  # distance of the line from the nearer track edge, track fraction
+    steps_per_10k: float  # level changes (a tool sticking, a new speed) per 10,000 columns
+
+
+class SteepParams(_Strict):
+    """Excursions where a curve crosses most of the track within a few columns."""
+
+    share: float  # per curve (straight curves excepted)
+    per_10k: float  # excursions per 10,000 columns on such a curve (at least one)
+    samples: Range  # LAS samples the curve stays on the far side
+    far: FloatRange  # where it goes: track fraction measured from the edge it starts away from
+
+
+class TallParams(_Strict):
+    """Tracks taller than `height` (whole-log tracks reach 1,000 px): a share of instances drawn this tall."""
+
+    share: float
+    height: Range
+
+
+class HeavyLines(_Strict):
+    share: float  # per instance
+    px: Range  # thickness of major depth lines, heavy value lines and borders
+
+
+class DoubledLines(_Strict):
+    share: float  # per instance
+    gap: Range  # paper between the two lines, px
+
+
+class FlagKinds(_Strict):
+    """Relative weights of a flag's fill; all 0 is not allowed (set `flags.per_10k` to 0 instead)."""
+
+    hatch: float
+    cross: float
+    halftone: float
+    solid: float
+
+
+class FlagParams(_Strict):
+    """Hatched and shaded flags, at a track edge or over the curves in mid-track."""
+
+    per_10k: float
+    mid_track: float  # share of flags placed anywhere across the track rather than at an edge
+    columns: Range
+    rows: FloatRange  # height as a share of the track height
+    kinds: FlagKinds
+
+
+class BannerParams(_Strict):
+    """Section headers and repeat-section banners: bands across the whole track that interrupt the curves."""
+
+    per_10k: float
+    columns: Range
+    repeat_share: float  # share of banners that repeat the track header (curve names, scales, style samples)
 
 
 class StretchParams(_Strict):
@@ -127,6 +203,8 @@ class GridParams(_Strict):
     major_px: Range
     value_divisions: Range
     border_px: Range
+    heavy: HeavyLines
+    doubled: DoubledLines
 
 
 class TextParams(_Strict):
@@ -134,7 +212,6 @@ class TextParams(_Strict):
     number_every: Range
     font_px: Range
     headers_per_10k: float
-    flags_per_10k: float
 
 
 class Artefact(_Strict):
@@ -176,19 +253,20 @@ class SynthesizeParams(_Strict):
         return self
     width: Range
     height: Range
+    tall: TallParams
     splits: SplitParams
     procedural_share: float
+    curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
     log_scale_share: float
     reversed_share: float
     line_width: Range
     noise_std: float
-    dash: DashParams
-    solo_broken_share: float
     ink: Range
     styles: StyleWeights
-    dotted: DashParams
-    long_dash: DashParams
-    dash_jitter: float
+    distinct_styles: float
+    patterns: PatternParams
+    straight: StraightParams
+    steep: SteepParams
     gaps: StretchParams
     fades: StretchParams
     fade_gray: Range
@@ -196,7 +274,28 @@ class SynthesizeParams(_Strict):
     max_wraps: int
     grid: GridParams
     text: TextParams
+    flags: FlagParams
+    banners: BannerParams
     artefacts: ArtefactParams
+
+    @model_validator(mode="after")
+    def _curve_counts(self) -> SynthesizeParams:
+        if min(self.curves_per_track) < 0 or sum(self.curves_per_track) <= 0:
+            raise ValueError("synthesize.curves_per_track holds the weights of 1..5 curves per track: five "
+                             f"numbers >= 0 with a positive sum, got {self.curves_per_track}")
+        if self.line_width.min < 1:
+            raise ValueError(f"synthesize.line_width starts at 1 px, got {self.line_width.min}")
+        return self
+
+
+class ForeignParams(_Strict):
+    """The foreign test renderer (`veernet_pipeline/foreign`): evaluation scans drawn by other means."""
+
+    count: int  # scans written to paths.synthetic/foreign; 0 = none
+    width: Range
+    height: Range
+    curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
+    bilevel_share: float  # share stored as 1-bit CCITT G4, like fax scans; the rest 8-bit gray
 
 
 class ModelParams(_Strict):
@@ -282,6 +381,7 @@ class Settings(_Strict):
     ingest: IngestParams
     validate_: ValidateParams = Field(alias="validate")
     synthesize: SynthesizeParams
+    foreign: ForeignParams
     model: ModelParams
     train_binary: TrainParams
     train_multiclass: TrainParams

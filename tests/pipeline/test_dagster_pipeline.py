@@ -120,6 +120,7 @@ def test_synthetic_sets_show_a_contact_sheet_inline(materialized: tuple[Settings
     _, result = materialized
     events = {e.event_specific_data.materialization.asset_key.to_user_string(): e.event_specific_data.materialization
               for e in result.get_asset_materialization_events()}
-    for name in ("binary", "multiclass"):
-        glance = events[f"synthetic_{name}"].metadata[f"{name}_preview_glance"]
+    for name, key in (("binary", "synthetic_binary"), ("multiclass", "synthetic_multiclass"),
+                      ("foreign", "foreign_scans")):
+        glance = events[key].metadata[f"{name}_preview_glance"]
         assert isinstance(glance, MarkdownMetadataValue) and "data:image/png;base64," in glance.value

@@ -66,8 +66,8 @@ def test_dagster_dev_serves_the_asset_graph_and_checks(tmp_path: Path) -> None:
 
     nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert set(nodes) == {"raw_scans", "validated_scans", "quarantined_scans", "synthetic_binary",
-                          "synthetic_multiclass", "binary_model", "multiclass_model", "model_evaluation",
-                          "digitized_logs"}
+                          "synthetic_multiclass", "foreign_scans", "binary_model", "multiclass_model",
+                          "model_evaluation", "digitized_logs"}
     assert {d["path"][0] for d in nodes["digitized_logs"]["dependencyKeys"]} == {"validated_scans", "model_evaluation"}
     checks = {c["name"] for n in nodes.values() for c in n["assetChecksOrError"].get("checks", [])}
     assert {"scans_accounted_for", "validated_scans_schema", "validated_scans_expectations",

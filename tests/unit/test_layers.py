@@ -11,7 +11,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config", "progress", "provenance", "resources"),
     ("io",),
     ("validation",),
-    ("synthetic",),
+    ("synthetic", "foreign"),
     ("model",),
     ("reading",),
     ("tracking",),

@@ -1,4 +1,4 @@
-"""Rendering: exact labels (redrawn from the written LAS and sidecar), determinism, styles and artefacts."""
+"""Rendering: exact labels (redrawn from the written LAS and sidecar), the crossing rule, determinism, artefacts."""
 
 from __future__ import annotations
 
@@ -8,26 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veernet_pipeline.config import SynthesizeParams, load_settings
+from tests.renders import CLEAN, DOCUMENTED_ORDER, only_style, redraw, write_truth
+from tests.renders import synth_params as _params
+from veernet_pipeline.config import SynthesizeParams
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
-from veernet_pipeline.io.las import LasCurve, read_curves, write_las
+from veernet_pipeline.io.classes import CLASSES, OTHER_INK, style_class
 from veernet_pipeline.synthetic import artefacts, text
 from veernet_pipeline.synthetic.curves import Well, load_wells
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
 from veernet_pipeline.synthetic.strokes import stroke_pixels
-from veernet_pipeline.synthetic.styles import B_STYLES, BROKEN, CurveStyle
+from veernet_pipeline.synthetic.styles import CurveStyle
 
-PARAMS = Path(__file__).parents[2] / "params.yaml"
-ALL_ARTEFACTS = ("paper", "illumination", "blur", "speckle", "jpeg", "skew", "bilevel")
-# Nothing but grid, text and curves: every artefact and every stretch off.
-CLEAN = (*(f"synthesize.artefacts.{a}.share=0" for a in ALL_ARTEFACTS), "synthesize.noise_std=0",
-         "synthesize.gaps.share=0", "synthesize.fades.share=0", "synthesize.text.headers_per_10k=0")
-# Curves whose every centre pixel must carry a label: solid A, thin solid B, no pen skips, no boxes.
-SOLID = (*CLEAN, "synthesize.styles={dashed: 0, dotted: 0, long_dash: 0, dash_dot: 0, thin_solid: 1}")
-
-
-def _params(*overrides: str) -> SynthesizeParams:
-    return load_settings(PARAMS, profile="test", overrides=list(overrides)).synthesize
+# Solid curves without pen skips, boxes, banners or flags: every centre pixel must carry a curve label.
+SOLID = (*CLEAN, only_style("solid"))
 
 
 @pytest.fixture(scope="module")
@@ -35,47 +28,22 @@ def wells() -> list[Well]:
     return load_wells("")
 
 
-def _write(folder: Path, name: str, log: SyntheticLog) -> tuple[Path, Path]:
-    las, calib = folder / f"{name}.las", folder / f"{name}.calib.json"
-    curves = [LasCurve(m, u, v) for m, u, v in zip(log.mnemonics, log.units, log.values, strict=True)]
-    write_las(las, log.depth, log.calibration.depth_unit, curves, log.calibration.well, ["test"])
-    log.calibration.write(calib)
-    return las, calib
-
-
-def _redraw(las: Path, calib: Path, height: int, width: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Centre pixel row and wrap count of each curve per column, from the files and the documented contract."""
-    depth, curves, _ = read_curves(las)
-    data = json.loads(calib.read_text())
-    x = np.arange(width)
-    at = data["depth"]["top"] + (x + 0.5) * (data["depth"]["bottom"] - data["depth"]["top"]) / width
-    skew = data.get("skew", {"angle_deg": 0.0, "pivot_column": 0.0})
-    offset = np.tan(np.radians(skew["angle_deg"])) * (x - skew["pivot_column"])
-    drawn = []
-    for curve in data["curves"]:
-        ends = np.array([curve["top_value"], curve["bottom_value"]])
-        values = np.interp(at, depth, curves[curve["mnemonic"]])
-        if curve["scale"] == "log":
-            ends, values = np.log10(ends), np.log10(values)
-        fraction = (values - ends[0]) / (ends[1] - ends[0])
-        limit = curve.get("backup", {}).get("max_wraps", 0)
-        wraps = np.clip(np.floor(fraction), -limit, limit)
-        rows = np.clip((fraction - wraps) * height - 0.5, 0, height - 1) + offset
-        drawn.append((np.floor(rows + 0.5).astype(np.int64), wraps.astype(np.int64)))
-    return drawn
-
-
-def _assert_in_band(mask: np.ndarray, label: int, rows: np.ndarray, wraps: np.ndarray, line_width: int) -> None:
-    # A labelled pixel comes from a run between neighbouring centre rows, thickened by the line width;
+def _assert_in_band(owned: np.ndarray, rows: np.ndarray, wraps: np.ndarray, line_width: int) -> None:
+    # An owned pixel comes from a run between neighbouring centre rows, thickened by the line width;
     # next to a change of backup scale the run reaches the track edge, so those columns are not bounded.
     reach = line_width + 1
     lows = np.lib.stride_tricks.sliding_window_view(np.pad(rows, reach, mode="edge"), 2 * reach + 1)
     frames = np.lib.stride_tricks.sliding_window_view(np.pad(wraps, reach, mode="edge"), 2 * reach + 1)
     bounded = (frames == wraps[:, None]).all(axis=1)
-    ys, xs = np.nonzero(mask == label)
+    ys, xs = np.nonzero(owned)
     keep = bounded[xs]
     assert (ys[keep] >= lows.min(axis=1)[xs[keep]] - line_width).all()
     assert (ys[keep] <= lows.max(axis=1)[xs[keep]] + line_width).all()
+
+
+def _rank(log: SyntheticLog, k: int) -> tuple[int, int, int]:
+    # The documented crossing rule: sparse styles later, then the thinner, then the later sidecar curve.
+    return DOCUMENTED_ORDER.index(log.styles[k]), -log.line_widths[k], k
 
 
 @pytest.mark.parametrize("overrides", [
@@ -84,32 +52,44 @@ def _assert_in_band(mask: np.ndarray, label: int, rows: np.ndarray, wraps: np.nd
     (*SOLID, "synthesize.backup_share=1", "synthesize.artefacts.skew.share=1",
      "synthesize.artefacts.skew.strength={min: 1.0, max: 1.0}"),
     (*SOLID, "synthesize.backup_share=1", "synthesize.log_scale_share=1", "synthesize.reversed_share=1"),
-    (*SOLID, "synthesize.backup_share=1", "synthesize.log_scale_share=0", "synthesize.reversed_share=0"),
-], ids=["defaults", "wrap-bilevel", "solid-wrap-skew", "solid-wrap-log-reversed", "solid-wrap-linear"])
+    (*CLEAN, "synthesize.backup_share=1", "synthesize.log_scale_share=0", "synthesize.distinct_styles=0",
+     "synthesize.steep.share=1", "synthesize.straight.share=0.5"),
+], ids=["defaults", "wrap-bilevel", "solid-wrap-skew", "solid-wrap-log-reversed", "clean-steep-straight"])
 def test_mask_is_the_curves_redrawn_from_las_and_sidecar(tmp_path: Path, wells: list[Well],
                                                          overrides: tuple[str, ...]) -> None:
     params = _params(*overrides)
-    solid = "thin_solid=1" in " ".join(overrides)
+    solid = only_style("solid") in overrides
+    clean = overrides[: len(CLEAN)] == CLEAN
     wrapped = crossed = 0
     for index in range(6):
-        log = render_instance(11, index, params, wells, 2)
+        n_curves = 2 + index % 4
+        log = render_instance(11, index, params, wells, n_curves)
         height, width = log.mask.shape
-        las, calib = _write(tmp_path, f"i{index}", log)
-        drawn = _redraw(las, calib, height, width)
-        for curve, (rows, wraps) in enumerate(drawn):
-            _assert_in_band(log.mask, curve + 1, rows, wraps, log.line_widths[curve])
-            inside = (rows >= 0) & (rows < height)
-            labels = log.mask[rows[inside], np.arange(width)[inside]]
+        las, calib = write_truth(tmp_path, f"i{index}", log)
+        sidecar = json.loads(calib.read_text())
+        assert [c["style"] for c in sidecar["curves"]] == list(log.styles) and len(log.styles) == n_curves
+        # Each labelled pixel is ink of a curve of that class: owner and class agree everywhere.
+        owned = log.curves > 0
+        assert (log.mask[~owned] <= OTHER_INK).all()
+        classes = np.array([0] + [style_class(s) for s in log.styles], dtype=np.uint8)
+        assert (log.mask[owned] == classes[log.curves[owned]]).all()
+        for curve, (rows, wraps) in enumerate(redraw(las, calib, height, width)):
+            _assert_in_band(log.curves == curve + 1, rows, wraps, log.line_widths[curve])
             wrapped += int((wraps != 0).sum())
-            if solid:
-                # Crossing rule: B is drawn last and owns shared pixels, so B's centre is always B.
-                assert (labels == 2).all() if curve == 1 else np.isin(labels, (1, 2)).all(), (index, curve)
-                crossed += int((labels == 2).sum()) if curve == 0 else 0
+            if log.styles[curve] == "solid" and (solid or clean):
+                # A solid curve without pen skips inks its centre pixel in every column.
+                inside = (rows >= 0) & (rows < height)
+                owners = log.curves[rows[inside], np.arange(width)[inside]]
+                # Crossing rule: where another curve owns this one's centre pixel, it is drawn later.
+                others = np.unique(owners[(owners != curve + 1) & (owners > 0)]) - 1
+                assert all(_rank(log, int(o)) > _rank(log, curve) for o in others), (index, curve, others)
+                crossed += others.size
+                assert (owners > 0).all(), (index, curve)
         if "bilevel" in log.artefacts:
             assert set(np.unique(log.image)) <= {0, 255}
             assert (log.image[log.mask > 0] == 0).all()
         if "skew" in log.artefacts:
-            assert 0 < abs(json.loads(calib.read_text())["skew"]["angle_deg"]) <= 1.0
+            assert 0 < abs(sidecar["skew"]["angle_deg"]) <= 1.0
     if "synthesize.backup_share=1" in overrides:
         assert wrapped > 0
     if solid:
@@ -146,69 +126,26 @@ def test_same_bytes_twice_and_alone(wells: list[Well]) -> None:
 def test_sizes_within_bounds(wells: list[Well]) -> None:
     params = _params()
     for index in range(8):
-        log = render_instance(6, index, params, wells, 1 + index % 2)
+        log = render_instance(6, index, params, wells, 1 + index % 5)
         height, width = log.image.shape
-        assert params.height.min <= height <= params.height.max and params.width.min <= width <= params.width.max
+        tall = params.tall.height.min <= height <= params.tall.height.max
+        assert (params.height.min <= height <= params.height.max) != tall, height
+        assert tall == ("tall" in log.features) and params.width.min <= width <= params.width.max
         assert log.image.dtype == log.mask.dtype == np.uint8 and log.mask.shape == log.image.shape
-        assert set(np.unique(log.mask)) <= {0, 1, 2}
-
-
-def _runs(flags: np.ndarray) -> np.ndarray:
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], flags.astype(np.int8), [0]))))
-    return edges[1::2] - edges[0::2]
-
-
-@pytest.mark.parametrize("style", B_STYLES)
-def test_every_curve_b_style_is_reachable(wells: list[Well], style: str) -> None:
-    weights = ", ".join(f"{name}: {int(name == style)}" for name in B_STYLES)
-    params = _params(*CLEAN, f"synthesize.styles={{{weights}}}", "synthesize.line_width={min: 1, max: 1}",
-                     "synthesize.procedural_share=1")
-    log = render_instance(2, 0, params, wells, 2, size=(128, 2000))
-    assert log.styles == ("solid", style)
-    b_runs = _runs((log.mask == 2).any(axis=0))
-    if style == "thin_solid":
-        assert log.line_widths[0] > log.line_widths[1] and b_runs.size <= 3
-    elif style == "dotted":
-        assert b_runs.size > 150 and np.median(b_runs) <= 4
-    elif style == "dashed":
-        assert b_runs.size > 40 and 8 <= np.median(b_runs) <= 30
-    elif style == "long_dash":
-        assert b_runs.size > 15 and np.median(b_runs) >= 25
-    else:
-        assert (b_runs <= 4).sum() > 20 and (b_runs >= 10).sum() > 20
-
-
-def test_thickness_ink_gaps_fades_and_solo_styles(wells: list[Well]) -> None:
-    base = (*CLEAN, "synthesize.procedural_share=1", "synthesize.solo_broken_share=0")
-    thick = render_instance(3, 0, _params(*base, "synthesize.line_width={min: 3, max: 3}"), wells, 1, size=(128, 800))
-    thin = render_instance(3, 0, _params(*base, "synthesize.line_width={min: 1, max: 1}"), wells, 1, size=(128, 800))
-    assert (thick.mask == 1).sum() > 2.5 * (thin.mask == 1).sum()
-    light = render_instance(3, 0, _params(*base, "synthesize.ink={min: 150, max: 150}"), wells, 1, size=(128, 800))
-    dark = render_instance(3, 0, _params(*base, "synthesize.ink={min: 0, max: 0}"), wells, 1, size=(128, 800))
-    assert light.image[light.mask == 1].mean() > dark.image[dark.mask == 1].mean() + 100
-    gaps = render_instance(3, 0, _params(*base, "synthesize.gaps={share: 1, per_10k: 100, length: {min: 20, max: 20}}"),
-                           wells, 1, size=(128, 800))
-    assert (gaps.mask == 1).any(axis=0).mean() < 0.97 < (thin.mask == 1).any(axis=0).mean()
-    fades = _params(*base, "synthesize.ink={min: 0, max: 0}", "synthesize.fade_gray={min: 140, max: 140}",
-                    "synthesize.fades={share: 1, per_10k: 100, length: {min: 50, max: 50}}")
-    faded = render_instance(3, 0, fades, wells, 1, size=(128, 800))
-    assert (faded.image[faded.mask == 1] > 100).sum() > 50 and (dark.image[dark.mask == 1] > 100).sum() == 0
-    for share, expected in ((1, set(BROKEN)), (0, {"solid"})):
-        solo = _params(*CLEAN, f"synthesize.solo_broken_share={share}")
-        assert {render_instance(3, i, solo, wells, 1).styles[0] for i in range(6)} <= expected
+        assert set(np.unique(log.mask)) <= set(range(len(CLASSES)))
 
 
 def _with(artefact: str, strength: str = "") -> SynthesizeParams:
     forced = [f"synthesize.artefacts.{artefact}.share=1"] + ([f"synthesize.artefacts.{artefact}.strength={strength}"]
                                                               if strength else [])
-    return _params(*CLEAN, "synthesize.text.flags_per_10k=0", *forced)
+    return _params(*SOLID, *forced)
 
 
 def test_every_artefact_is_reachable_and_switchable(wells: list[Well]) -> None:
     def render(params: SynthesizeParams) -> SyntheticLog:
         return render_instance(8, 1, params, wells, 2, size=(128, 1024))
 
-    plain = render(_params(*CLEAN, "synthesize.text.flags_per_10k=0"))
+    plain = render(_params(*SOLID))
     assert plain.artefacts == ()
     paper = plain.image == plain.image.max()
     assert paper.mean() > 0.5 and plain.image[paper].std() == 0
@@ -217,7 +154,7 @@ def test_every_artefact_is_reachable_and_switchable(wells: list[Well]) -> None:
     lit = render(_with("illumination", "{min: 0.3, max: 0.3}"))
     lit_paper = lit.image[paper].astype(float)
     assert lit.artefacts == ("illumination",) and lit_paper.max() - lit_paper.min() > 20
-    noisy = render(_params(*CLEAN, "synthesize.text.flags_per_10k=0", "synthesize.noise_std=20"))
+    noisy = render(_params(*SOLID, "synthesize.noise_std=20"))
     assert noisy.artefacts == ("noise",) and noisy.image[paper].std() > 3
     blurred = render(_with("blur", "{min: 0.3, max: 0.3}"))
     levels = np.abs(np.diff(blurred.image.astype(int), axis=1)).sum()
@@ -227,12 +164,13 @@ def test_every_artefact_is_reachable_and_switchable(wells: list[Well]) -> None:
     skewed = render(_with("skew", "{min: 0.8, max: 0.8}"))
     angle = skewed.calibration.skew_deg
     assert abs(angle) == 0.8 and skewed.calibration.to_dict()["skew"]["angle_deg"] == angle
-    # Curve A's mean row per column moves by the recorded skew offset.
+    # The first curve's mean row per column moves by the recorded skew offset.
     offset = skewed.calibration.skew_offset(np.arange(1024))
-    both = (plain.mask == 1).any(axis=0) & (skewed.mask == 1).any(axis=0)
+    both = (plain.curves == 1).any(axis=0) & (skewed.curves == 1).any(axis=0)
     ys = np.arange(128)[:, None]
-    mean_rows = [((m == 1) * ys).sum(axis=0)[both] / (m == 1).sum(axis=0)[both] for m in (plain.mask, skewed.mask)]
-    assert both.mean() > 0.8 and np.abs(offset).max() > 5
+    mean_rows = [((m == 1) * ys).sum(axis=0)[both] / (m == 1).sum(axis=0)[both]
+                 for m in (plain.curves, skewed.curves)]
+    assert both.mean() > 0.5 and np.abs(offset).max() > 5
     assert np.median(np.abs(mean_rows[1] - mean_rows[0] - offset[both])) <= 1.0
     fax = render(_with("bilevel", "{min: 128, max: 128}"))
     assert set(np.unique(fax.image)) == {0, 255} and (fax.image[fax.mask > 0] == 0).all()

@@ -11,7 +11,9 @@ import pytest
 import tifffile
 
 from veernet_pipeline.config import Settings, SynthesizeParams, load_settings
-from veernet_pipeline.io.sets import INDEX_COLUMNS
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES, OTHER_INK, style_class
+from veernet_pipeline.io.sets import DETAIL_COLUMNS, INDEX_COLUMNS
 from veernet_pipeline.io.tiff import ScanReadError, decode_scan, read_header
 from veernet_pipeline.synthetic.curves import (
     PROCEDURAL,
@@ -20,13 +22,10 @@ from veernet_pipeline.synthetic.curves import (
     load_wells,
     round_significant,
     straight_runs,
+    wells_by_split,
     window,
 )
-from veernet_pipeline.synthetic.dataset import (
-    preview_sheet,
-    synthesize_sets,
-    wells_by_split,
-)
+from veernet_pipeline.synthetic.dataset import curve_count, preview_sheet, synthesize_sets
 from veernet_pipeline.synthetic.render import render_instance
 from veernet_pipeline.synthetic.sample import PAGE_NAME, TRUNCATED_NAME, build_sample_archive
 from veernet_pipeline.synthetic.scales import choose_scale
@@ -81,13 +80,27 @@ def test_straight_runs_marks_interpolated_stretches_only() -> None:
 
 def test_window_gives_distinct_finite_curves(wells: list[Well]) -> None:
     for index in range(5):
-        picked = window(wells, 2, 3200, np.random.default_rng([1, index]))
+        n_curves = 1 + index
+        picked = window(wells, n_curves, 3200, np.random.default_rng([1, index]))
         assert picked is not None
-        assert len(set(picked.mnemonics)) == 2
+        assert len(set(picked.mnemonics)) == n_curves
         assert all(np.isfinite(v).all() and v.shape == picked.depth.shape for v in picked.values)
         assert 3200 / (picked.depth.size - 1) <= 12.0
     lone = Well("lone", np.arange(50.0), {"GR": np.ones(50)}, "M")
     assert window([lone], 2, 320, np.random.default_rng(0)) is None
+
+
+def test_curves_per_track_follows_its_weights() -> None:
+    # The base params: 3-5 curves in 70 % of tracks, each count at its weight (binomial sd 0.007 at 4,000 draws).
+    weights = load_settings(PARAMS).synthesize.curves_per_track
+    counts = np.bincount([curve_count(7, i, weights) for i in range(4000)], minlength=6)[1:]
+    np.testing.assert_allclose(counts / 4000, np.asarray(weights) / sum(weights), atol=0.025)
+    assert counts[2:].sum() / 4000 > 0.65
+    # One weight switches every track to that count; the stream does not depend on the weights' scale.
+    assert {curve_count(7, i, [0, 0, 0, 2, 0]) for i in range(200)} == {4}
+    assert [curve_count(7, i, [1, 1, 1, 1, 1]) for i in range(50)] == [curve_count(7, i, [3] * 5) for i in range(50)]
+    with pytest.raises(ValueError, match="curves_per_track"):
+        load_settings(PARAMS, overrides=["synthesize.curves_per_track=[0, 0, 0, 0, 0]"])
 
 
 def test_choose_scale_follows_shares(params: SynthesizeParams) -> None:
@@ -127,10 +140,10 @@ def test_render_is_deterministic_and_sized(wells: list[Well], params: Synthesize
     for index in range(6):
         log = render_instance(3, index, params, wells, 2)
         height, width = log.image.shape
-        assert params.height.min <= height <= params.height.max
+        assert params.height.min <= height <= max(params.height.max, params.tall.height.max)
         assert params.width.min <= width <= params.width.max
         assert log.image.dtype == np.uint8 and log.mask.dtype == np.uint8
-        assert set(np.unique(log.mask)) == {0, 1, 2}
+        assert set(np.unique(log.mask)) <= set(range(NUM_CLASSES)) and len(set(np.unique(log.mask)) - {0, 1}) >= 1
 
 
 def test_procedural_source(wells: list[Well], params: SynthesizeParams) -> None:
@@ -147,7 +160,7 @@ def test_synthesize_sets_splits_by_well_and_is_deterministic(tmp_path: Path, wel
     well_split: dict[str, set[str]] = {}
     for name, expected in (("binary", settings.synthesize.binary_count), ("multiclass", 10)):
         index = pd.read_parquet(root / name / "index.parquet")
-        assert tuple(index.columns) == INDEX_COLUMNS and len(index) == expected
+        assert tuple(index.columns) == INDEX_COLUMNS + DETAIL_COLUMNS and len(index) == expected
         assert counts[name] == {s: int((index.split == s).sum()) for s in ("train", "val", "test")}
         assert all(counts[name][s] > 0 for s in ("train", "val", "test"))
         for row in index.itertuples():
@@ -155,16 +168,25 @@ def test_synthesize_sets_splits_by_well_and_is_deterministic(tmp_path: Path, wel
                 assert (root / name / getattr(row, column)).is_file()
             mask = tifffile.imread(root / name / row.mask)
             assert mask.shape == (row.height, row.width)
-            assert mask.max() == (1 if name == "binary" else 2)
+            calibration = Calibration.from_file(root / name / row.calibration)
+            styles = [c.style for c in calibration.curves]
+            assert row.styles == ",".join(styles) and len(styles) == row.n_curves
+            if name == "binary":
+                assert set(np.unique(mask)) == {0, 1}
+            else:
+                # Each style the sidecar names labels ink; nothing else but background and other ink.
+                assert set(np.unique(mask)) - {0, OTHER_INK} == {style_class(s) for s in styles}
             if row.well != PROCEDURAL:
                 well_split.setdefault(row.well, set()).add(row.split)
-        assert set(index.n_curves) == ({1, 2} if name == "binary" else {2})
+        assert set(index.n_curves) <= {1, 2, 3, 4, 5} and len(set(index.n_curves)) >= 2
     assert all(len(splits) == 1 for splits in well_split.values())
 
     # Instance 3 of the multiclass set, rendered alone, equals the one in the batch.
     row = pd.read_parquet(root / "multiclass" / "index.parquet").iloc[3]
     pools = wells_by_split(wells, settings.synthesize.splits, settings.seed)
-    alone = render_instance(settings.seed + 1, 3, settings.synthesize, pools[row.split], 2)
+    seed = settings.seed + 1
+    alone = render_instance(seed, 3, settings.synthesize, pools[row.split],
+                            curve_count(seed, 3, settings.synthesize.curves_per_track))
     np.testing.assert_array_equal(alone.image, tifffile.imread(root / "multiclass" / row.image))
 
     again = _settings(tmp_path / "again")

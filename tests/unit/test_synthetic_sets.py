@@ -13,27 +13,29 @@ from matplotlib.image import imread
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.io.sets import INDEX_FILE
+from veernet_pipeline.io.splits import instance_splits
 from veernet_pipeline.synthetic.checks import LABEL_COVERAGE, LABEL_INVISIBLE, check_candidate, label_reason
-from veernet_pipeline.synthetic.curves import load_wells
+from veernet_pipeline.synthetic.curves import load_wells, wells_by_split
 from veernet_pipeline.synthetic.dataset import (
+    PREVIEW_COLOURS,
     PREVIEW_TITLE_PX,
     REJECTIONS_FILE,
     SET_SEED_OFFSETS,
+    curve_count,
     preview_sheet,
     synthesize_sets,
 )
 from veernet_pipeline.synthetic.render import render_instance
 from veernet_pipeline.synthetic.sizes import draw_size
-from veernet_pipeline.synthetic.splits import instance_splits, wells_by_split
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 # Validation narrower than the test profile's sizes (width 320-640), so about half the candidates fail it.
 NARROW = "validate.width={min: 320, max: 480}"
 # Renders whose curves run solid, dark and unhidden across the track: no pen skips, faded stretches,
-# header boxes or flags, curve B drawn thin and solid. Such a candidate can only fail a size bound.
+# header boxes, flags or banners, every curve solid. Such a candidate can only fail a size bound.
 CLEAN = ("synthesize.gaps.share=0", "synthesize.fades.share=0", "synthesize.text.headers_per_10k=0",
-         "synthesize.text.flags_per_10k=0", "synthesize.solo_broken_share=0",
-         "synthesize.styles={dashed: 0, dotted: 0, long_dash: 0, dash_dot: 0, thin_solid: 1}")
+         "synthesize.flags.per_10k=0", "synthesize.banners.per_10k=0",
+         "synthesize.styles={solid: 1, dashed: 0, dotted: 0, dash_dot: 0, long_dash: 0}")
 
 
 def _settings(folder: Path, *overrides: str) -> Settings:
@@ -56,7 +58,8 @@ def test_keeps_the_first_valid_candidates_and_accounts_for_every_one(tmp_path: P
     params, seed = settings.synthesize, settings.seed + SET_SEED_OFFSETS["multiclass"]
     pools = wells_by_split(load_wells(""), params.splits, settings.seed)
     splits = instance_splits(12, params.splits, seed)
-    widths = [render_instance(seed, i, params, pools[splits[i]], 2).image.shape[1] for i in range(12)]
+    widths = [render_instance(seed, i, params, pools[splits[i]], curve_count(seed, i, params.curves_per_track))
+              .image.shape[1] for i in range(12)]
     valid = [i for i, width in enumerate(widths) if width <= 480]
     rendered = valid[3] + 1  # candidates are rendered in order until the fourth valid one
     assert counts["multiclass_candidates"] == {"generated": 12, "rendered": rendered, "reused": 0, "kept": 4,
@@ -79,7 +82,7 @@ def test_keeps_the_first_valid_candidates_and_accounts_for_every_one(tmp_path: P
 def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
     settings = _settings(tmp_path, NARROW, *CLEAN)
     wells = load_wells("")
-    # 100 x 400 px is inside NARROW (width 320-480) and the test profile's height (96-128).
+    # 100 x 400 px is inside NARROW (width 320-480) and the test profile's height (96-192).
     clean = render_instance(settings.seed, 0, settings.synthesize, wells, 2, size=(100, 400))
     bounds = settings.validate_
     assert check_candidate("000000", clean, bounds).reason_code == ""
@@ -91,12 +94,12 @@ def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
     short = render_instance(settings.seed, 2, settings.synthesize, wells, 2, size=(90, 400))
     assert check_candidate("000002", short, bounds).reason_code == "height_out_of_range"
 
-    # A header box over columns 80-399 blanks ink and labels there: curve A (class 1, checked first)
+    # A header box over columns 80-399 blanks ink and labels there: the first curve (checked first)
     # keeps labels in at most 80 of 400 columns, 20 %, under the 25 % coverage rule.
-    image, mask = clean.image.copy(), clean.mask.copy()
-    image[:, 80:], mask[:, 80:] = 255, 0
-    verdict = check_candidate("000003", replace(clean, image=image, mask=mask), bounds)
-    assert verdict.reason_code == LABEL_COVERAGE and "curve class 1" in verdict.reason
+    image, mask, curves = clean.image.copy(), clean.mask.copy(), clean.curves.copy()
+    image[:, 80:], mask[:, 80:], curves[:, 80:] = 255, 0, 0
+    verdict = check_candidate("000003", replace(clean, image=image, mask=mask, curves=curves), bounds)
+    assert verdict.reason_code == LABEL_COVERAGE and "curve 1 " in verdict.reason
 
     flat = replace(clean.calibration, depth_bottom=clean.calibration.depth_top)
     verdict = check_candidate("000004", replace(clean, calibration=flat), bounds)
@@ -113,11 +116,11 @@ def test_label_rule_rejects_hidden_and_invisible_curves() -> None:
     hidden = mask.copy()
     hidden[30, 20:] = 0  # curve B labels 20 % of the columns
     code, message = label_reason("a.tif", image, hidden, 2)
-    assert code == LABEL_COVERAGE and "a.tif" in message and "class 2" in message
+    assert code == LABEL_COVERAGE and "a.tif" in message and "curve 2 " in message
     washed = image.copy()
     washed[10, :70] = 230  # 70 % of curve A's labels sit on near-paper gray
     code, message = label_reason("a.tif", washed, mask, 2)
-    assert code == LABEL_INVISIBLE and "class 1" in message
+    assert code == LABEL_INVISIBLE and "curve 1'" in message
 
 
 def test_too_few_valid_candidates_fail_with_a_fix(tmp_path: Path) -> None:
@@ -153,13 +156,14 @@ def test_resume_renders_only_what_is_missing(tmp_path: Path) -> None:
 
 
 def test_changed_params_make_recorded_candidates_stale(tmp_path: Path) -> None:
-    settings = _settings(tmp_path)
-    synthesize_sets(settings)
-    changed = _settings(tmp_path, "synthesize.noise_std=2.0")
+    budget = "synthesize.multiclass_generated=14"  # room for one more kept candidate below
+    synthesize_sets(_settings(tmp_path, budget))
+    changed = _settings(tmp_path, budget, "synthesize.noise_std=2.0")
     counts = synthesize_sets(changed)
     assert counts["multiclass_candidates"]["reused"] == 0 and counts["binary_candidates"]["reused"] == 0
-    more = synthesize_sets(_settings(tmp_path, "synthesize.noise_std=2.0", "synthesize.multiclass_count=11"))
-    assert more["multiclass_candidates"]["reused"] == 10 and more["multiclass"] != counts["multiclass"]
+    more = synthesize_sets(_settings(tmp_path, budget, "synthesize.noise_std=2.0", "synthesize.multiclass_count=11"))
+    assert more["multiclass_candidates"]["reused"] == counts["multiclass_candidates"]["rendered"]
+    assert more["multiclass"] != counts["multiclass"]
 
 
 def test_parallel_workers_write_the_same_bytes_as_one(tmp_path: Path) -> None:
@@ -209,4 +213,8 @@ def test_preview_sheet_shows_native_pixels(tmp_path: Path) -> None:
     shown = sheet[PREVIEW_TITLE_PX : PREVIEW_TITLE_PX + height, :300]
     np.testing.assert_array_equal(shown, np.repeat(image[..., None], 3, axis=2))
     overlay = sheet[PREVIEW_TITLE_PX + height : PREVIEW_TITLE_PX + 2 * height, :300]
-    assert (overlay[mask == 1] == (220, 0, 0)).all() and (overlay[mask == 2] == (0, 80, 255)).all()
+    shown = 0
+    for cls, (_, rgb) in PREVIEW_COLOURS.items():
+        assert (overlay[mask == cls] == rgb).all()
+        shown += int((mask == cls).sum())
+    assert shown == int((mask > 0).sum()) > 0

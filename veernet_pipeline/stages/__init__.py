@@ -19,7 +19,7 @@ STAGES: tuple[str, ...] = tuple(STAGE_MODULES)
 DESCRIPTIONS: dict[str, str] = {
     "ingest": "walk the raw archive: manifest + decoded landscape scans",
     "validate": "split scans into validated and quarantined, with reason codes",
-    "synthesize": "generate the binary and multiclass synthetic sets",
+    "synthesize": "generate the binary and multiclass synthetic sets and the foreign evaluation set",
     "train_binary": "train the binary VeerNet (curve vs background)",
     "train_multiclass": "train the 3-class VeerNet from the binary weights",
     "evaluate": "measure the multiclass model on held-out logs; gate the champion alias",

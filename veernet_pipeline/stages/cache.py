@@ -43,7 +43,7 @@ STAGE_PARAMS: dict[str, tuple[str, ...]] = {
     # The validate bounds decide which scans ingest decodes (nothing validation rejects is decoded).
     "ingest": ("ingest", "validate"),
     "validate": ("validate",),
-    "synthesize": ("seed", "synthesize", "validate"),
+    "synthesize": ("seed", "synthesize", "validate", "foreign"),
     "train_binary": ("seed", "model", "train_binary"),
     "train_multiclass": ("seed", "model", "train_multiclass"),
     "evaluate": ("extract", "evaluate"),

@@ -6,12 +6,14 @@ bound rules as an archive scan (`validation.schema`, from `settings.validate_`);
 load with `Calibration.from_dict`, as validation requires of a scan's sidecar. Duplicates (same
 pixels as an earlier kept candidate) are decided by the caller, which sees candidates in order.
 
-On top of that, a label sanity rule (the archive has no labels to check), per curve class:
+On top of that, a label sanity rule (the archive has no labels to check), per curve of the sidecar
+(two curves may share a style class, so the rule reads which curve owns each pixel,
+`SyntheticLog.curves`):
 
-- coverage: the class labels ink in at least `MIN_COLUMN_SHARE` of the image columns. A curve
-  painted over by the other one for most of its run, or faded/dashed to almost nothing, teaches
+- coverage: the curve owns ink in at least `MIN_COLUMN_SHARE` of the image columns. A curve
+  painted over by the others for most of its run, or faded/dashed to almost nothing, teaches
   the model little and makes curve identity unlearnable;
-- visibility: at least `MIN_INKED_SHARE` of the class's labelled pixels are darker than the paper
+- visibility: at least `MIN_INKED_SHARE` of the curve's labelled pixels are darker than the paper
   by `INK_CONTRAST` gray levels or more (paper = the image's median gray, sampled). A label on
   ink that scan artefacts washed out would teach the model to see curves on blank paper.
 """
@@ -84,26 +86,32 @@ def schema_reason(row: dict[str, object], bounds: ValidateParams) -> tuple[str, 
     return str(rules[0].reason), "; ".join(rule.message(str(row["path"]), row[rule.column]) for rule in rules)
 
 
-def label_reason(name: str, image: np.ndarray, mask: np.ndarray, n_curves: int) -> tuple[str, str] | None:
-    """The label sanity rule (module docstring); (reason code, message) of the first class that fails.
+def label_reason(name: str, image: np.ndarray, curves: np.ndarray, n_curves: int) -> tuple[str, str] | None:
+    """The label sanity rule (module docstring); (reason code, message) of the first curve that fails.
+
+    Args:
+        name: the candidate's file name, for the message.
+        image: the rendered scan.
+        curves: which curve owns each pixel: 0 none, k + 1 for sidecar curve k.
+        n_curves: curves in the sidecar.
 
     Shape:
-        image, mask: (H, W) uint8.
+        image, curves: (H, W) uint8.
     """
     # Paper: the median gray of every 4th row and column (paper fills most of a track); the rule
     # then only looks at labelled pixels, a few percent of the image.
     paper = int(np.median(image[::4, ::4]))
-    rows, columns = np.nonzero(mask)
-    classes, grays = mask[rows, columns], image[rows, columns]
-    for cls in range(1, n_curves + 1):
-        mine = classes == cls
-        share = float(np.count_nonzero(np.bincount(columns[mine], minlength=mask.shape[1]))) / mask.shape[1]
+    rows, columns = np.nonzero(curves)
+    owners, grays = curves[rows, columns], image[rows, columns]
+    for curve in range(1, n_curves + 1):
+        mine = owners == curve
+        share = float(np.count_nonzero(np.bincount(columns[mine], minlength=curves.shape[1]))) / curves.shape[1]
         if share < MIN_COLUMN_SHARE:
-            return LABEL_COVERAGE, (f"{name}: curve class {cls} labels ink in {share:.0%} of the columns, under "
+            return LABEL_COVERAGE, (f"{name}: curve {curve} labels ink in {share:.0%} of the columns, under "
                                     f"{MIN_COLUMN_SHARE:.0%}")
         inked = float((grays[mine] <= paper - INK_CONTRAST).mean())
         if inked < MIN_INKED_SHARE:
-            return LABEL_INVISIBLE, (f"{name}: only {inked:.0%} of curve class {cls}'s labelled pixels are at least "
+            return LABEL_INVISIBLE, (f"{name}: only {inked:.0%} of curve {curve}'s labelled pixels are at least "
                                      f"{INK_CONTRAST} gray levels darker than the paper ({paper}), under "
                                      f"{MIN_INKED_SHARE:.0%}")
     return None
@@ -120,6 +128,6 @@ def check_candidate(instance_id: str, log: SyntheticLog, bounds: ValidateParams)
         except CalibrationError as exc:
             found = str(ReasonCode.BAD_CALIBRATION), f"{name}: sidecar is unusable ({exc})"
     if found is None:
-        found = label_reason(name, log.image, log.mask, len(log.values))
+        found = label_reason(name, log.image, log.curves, len(log.values))
     code, reason = found if found is not None else ("", "")
     return Verdict(code, reason, sha256)

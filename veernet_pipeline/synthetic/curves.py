@@ -11,14 +11,15 @@ random walk over layered "beds", for variety beyond the bundled wells. Track sca
 
 from __future__ import annotations
 
-import gzip
+import itertools
 import math
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 
-import lasio
 import numpy as np
+
+from veernet_pipeline.config import SplitParams
+from veernet_pipeline.io.splits import SPLITS, assign_well_splits
+from veernet_pipeline.io.wells import load_source_wells
 
 CURVE_MNEMONICS = ("GR", "RDEP", "RMED", "RHOB", "NPHI", "DTC", "CALI", "PEF")
 MAX_GAP_SAMPLES = 8
@@ -58,7 +59,7 @@ class Well:
 
 @dataclass(frozen=True)
 class CurveWindow:
-    """Consecutive native samples of one or two curves, all finite. Shape: depth and values (N,)."""
+    """Consecutive native samples of one or more curves, all finite. Shape: depth and values (N,)."""
 
     well: str
     header: dict[str, str]
@@ -79,36 +80,8 @@ def round_significant(values: np.ndarray, digits: int = 4) -> np.ndarray:
     return out
 
 
-def _read_well(name: str, text: str, origin: str) -> Well:
-    las = lasio.read(text)
-    depth = np.asarray(las.index, dtype=np.float64)
-    if depth.size < 2 or not np.all(np.diff(depth) > 0):
-        raise ValueError(f"{origin}: depth is not strictly increasing; sort the LAS by depth or drop the well")
-    keys = set(las.keys())
-    curves = {m: np.asarray(las[m], dtype=np.float64) for m in CURVE_MNEMONICS if m in keys}
-    if not curves:
-        raise ValueError(f"{origin}: none of {', '.join(CURVE_MNEMONICS)} present; add one or drop the well")
-    header = {k: str(las.well[k].value).strip() for k in ("WELL", "UWI") if k in las.well}
-    return Well(
-        name=name,
-        depth=depth,
-        curves=curves,
-        unit=(las.curves[0].unit or "M").upper(),
-        units={m: las.curves[m].unit for m in curves},
-        header={k: v for k, v in header.items() if v},
-    )
-
-
-def _well_name(filename: str) -> str:
-    lower = filename.lower()
-    for suffix in (".las.gz", ".las"):
-        if lower.endswith(suffix):
-            return filename[: -len(suffix)]
-    return filename
-
-
 def load_wells(source: str = "") -> list[Well]:
-    """Load the source wells, sorted by name.
+    """Load the source wells (`io.wells`), sorted by name, keeping the curves of `CURVE_MNEMONICS`.
 
     Args:
         source: a folder of `*.las` / `*.las.gz` files, one such file, or "" for the bundled wells.
@@ -116,25 +89,20 @@ def load_wells(source: str = "") -> list[Well]:
     Returns:
         The wells; `Well.name` is the file name without its LAS suffix.
     """
-    if source:
-        path = Path(source)
-        files = [path] if path.is_file() else sorted(
-            p for p in path.glob("*") if p.name.lower().endswith((".las", ".las.gz"))
-        )
-        items = [(p.name, p.read_bytes(), str(p)) for p in files]
-    else:
-        folder = resources.files("veernet_pipeline.resources").joinpath("las")
-        items = sorted(
-            (f.name, f.read_bytes(), f"bundled {f.name}") for f in folder.iterdir() if f.name.endswith(".las.gz")
-        )
-    if not items:
-        raise FileNotFoundError(f"no *.las or *.las.gz wells in {source or 'the bundled resources'}; "
-                                "point paths.las_source at a folder of LAS files or leave it empty")
     wells = []
-    for filename, data, origin in items:
-        raw = gzip.decompress(data) if filename.lower().endswith(".gz") else data
-        wells.append(_read_well(_well_name(filename), raw.decode("utf-8", errors="replace"), origin))
-    return sorted(wells, key=lambda w: w.name)
+    for found in load_source_wells(source):
+        curves = {m: found.curves[m] for m in CURVE_MNEMONICS if m in found.curves}
+        if not curves:
+            raise ValueError(f"{found.origin}: none of {', '.join(CURVE_MNEMONICS)} present; add one or drop the well")
+        wells.append(Well(name=found.name, depth=found.depth, curves=curves, unit=found.depth_unit,
+                          units={m: found.units.get(m, "") for m in curves}, header=dict(found.header)))
+    return wells
+
+
+def wells_by_split(wells: list[Well], splits: SplitParams, seed: int) -> dict[str, list[Well]]:
+    """The source wells of each split (`io.splits`)."""
+    assignment = assign_well_splits([w.name for w in wells], splits, seed)
+    return {split: [w for w in wells if assignment[w.name] == split] for split in SPLITS}
 
 
 def fill_short_gaps(values: np.ndarray, max_gap: int = MAX_GAP_SAMPLES) -> np.ndarray:
@@ -213,10 +181,10 @@ def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generato
 
 def _window_in_well(well: Well, n_curves: int, n_samples: int, rng: np.random.Generator) -> CurveWindow | None:
     filled: dict[str, np.ndarray] = {}
-    names = sorted(well.curves)
-    combos = [(m,) for m in names] if n_curves == 1 else [(a, b) for a in names for b in names if a != b]
+    combos = list(itertools.combinations(sorted(well.curves), n_curves))
     for ci in rng.permutation(len(combos)):
-        combo = combos[ci]
+        # The combination's curves in a random order: the order is the sidecar's, and any may come first.
+        combo = tuple(combos[ci][i] for i in rng.permutation(n_curves))
         for m in combo:
             if m not in filled:
                 filled[m] = fill_short_gaps(well.curves[m])

@@ -5,12 +5,14 @@ Each kept instance `<id>` is `<id>.tif` (image), `<id>.mask.tif` (classes), `<id
 (its index row and verdict, which lets an interrupted run resume; see `generate`). Splits are by
 source well (`splits`); sizes are uniform or the archive's (`sizes`).
 
-The binary set has `binary_count` instances, one curve (even index) or two (odd index), every
-curve pixel labelled 1; all are kept. The multiclass set renders candidates
-0..`multiclass_generated`-1 with two curves labelled 1 and 2, checks each like an archive scan
-plus a label sanity rule (`checks`), keeps the first `multiclass_count` valid ones by index and
-lists every rejected one in `rejections.parquet` with its reason. index.parquet is written last,
-so its presence means a complete set.
+Both sets draw each instance's curve count (1-5) from `synthesize.curves_per_track`, from the
+instance's own stream. The binary set has `binary_count` instances, every curve pixel (classes
+>= 2 of `io.classes`) labelled 1 and everything else 0; all are kept. The multiclass set renders
+candidates 0..`multiclass_generated`-1 with the classes of `io.classes` (background, other ink,
+five line styles), checks each like an archive scan plus a label sanity rule (`checks`), keeps the
+first `multiclass_count` valid ones by index and lists every rejected one in `rejections.parquet`
+with its reason. index.parquet is written last, so its presence means a complete set; besides the
+contract's columns (`io.sets.INDEX_COLUMNS`) it lists each instance's `styles` and `features`.
 """
 
 from __future__ import annotations
@@ -29,16 +31,17 @@ from matplotlib.figure import Figure
 
 from veernet_pipeline.config import Settings, SynthesizeParams, ValidateParams
 from veernet_pipeline.io.atomic import atomic_path, write_json_atomic, write_parquet_atomic
+from veernet_pipeline.io.classes import CLASSES, OTHER_INK, STYLES, style_class
 from veernet_pipeline.io.las import LasCurve, write_las
-from veernet_pipeline.io.sets import INDEX_COLUMNS, INDEX_FILE
-from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.io.sets import DETAIL_COLUMNS, INDEX_COLUMNS, INDEX_FILE
+from veernet_pipeline.io.splits import SPLITS, instance_splits
+from veernet_pipeline.io.tiff import decode_scan, write_tiff
 from veernet_pipeline.provenance import code_digest, digest
 from veernet_pipeline.synthetic.checks import Verdict, check_candidate, pixel_digest
-from veernet_pipeline.synthetic.curves import Well, load_wells
+from veernet_pipeline.synthetic.curves import Well, load_wells, wells_by_split
 from veernet_pipeline.synthetic.generate import Candidate, candidate_id, generate_set, write_record
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
 from veernet_pipeline.synthetic.sizes import archive_sizes, draw_size, sizes_digest
-from veernet_pipeline.synthetic.splits import SPLITS, instance_splits, wells_by_split
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +55,13 @@ SET_SEED_OFFSETS = {"binary": 0, "multiclass": 1}
 PREVIEW_COLUMNS = 1200
 PREVIEW_TITLE_PX = 22
 PREVIEW_GAP_PX = 10
-PREVIEW_COLOURS = {1: (220, 0, 0), 2: (0, 80, 255)}
+# Overlay colour (name, RGB) of each mask class on the contact sheet (background is the faded scan).
+PREVIEW_COLOURS = {OTHER_INK: ("gray", (150, 150, 150)), style_class("solid"): ("red", (220, 0, 0)),
+                   style_class("dashed"): ("blue", (0, 80, 255)), style_class("dotted"): ("green", (0, 160, 0)),
+                   style_class("dash_dot"): ("magenta", (200, 0, 200)),
+                   style_class("long_dash"): ("orange", (255, 140, 0))}
+# Stream id of an instance's curve count, apart from the renderer's streams.
+CURVE_COUNT_STREAM = 13
 # The module whose code (with all it imports) decides an instance's bytes: a change makes earlier
 # instances stale for resuming.
 _MAKER_MODULE = __name__
@@ -63,13 +72,20 @@ def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog, binary: b
     names = {"image": f"{instance_id}.tif", "mask": f"{instance_id}.mask.tif",
              "calibration": f"{instance_id}.calib.json", "las": f"{instance_id}.las"}
     write_tiff(set_dir / names["image"], log.image)
-    write_tiff(set_dir / names["mask"], (log.mask > 0).astype(np.uint8) if binary else log.mask)
+    write_tiff(set_dir / names["mask"], (log.mask >= style_class(STYLES[0])).astype(np.uint8) if binary else log.mask)
     log.calibration.write(set_dir / names["calibration"])
     curves = [LasCurve(m, u, v) for m, u, v in zip(log.mnemonics, log.units, log.values, strict=True)]
     notes = [f"Synthetic ground truth for {names['image']}; curves from {log.well}."]
     write_las(set_dir / names["las"], log.depth, log.calibration.depth_unit, curves, log.calibration.well, notes)
     height, width = log.image.shape
-    return {"id": instance_id, **names, "width": width, "height": height, "well": log.well}
+    return {"id": instance_id, **names, "width": width, "height": height, "well": log.well,
+            "styles": ",".join(log.styles), "features": ",".join(log.features)}
+
+
+def curve_count(seed: int, index: int, weights: list[float]) -> int:
+    """The number of curves (1-5) of instance `index`, from its own stream and `synthesize.curves_per_track`."""
+    p = np.asarray(weights, dtype=np.float64)
+    return 1 + int(np.random.default_rng([seed, index, CURVE_COUNT_STREAM]).choice(p.size, p=p / p.sum()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +130,7 @@ class CandidateMaker:
         """Make candidate `index`: its files (when valid) and its record."""
         self.prepare()
         job, instance_id, split = self.job, candidate_id(index), self.job.splits[index]
-        n_curves = 1 + index % 2 if job.binary else 2
+        n_curves = curve_count(job.seed, index, job.params.curves_per_track)
         log = render_instance(job.seed, index, job.params, self._pools[split], n_curves,
                               size=draw_size(job.seed, index, job.sizes))
         height, width = log.image.shape
@@ -188,7 +204,7 @@ def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
         if len(outcome.kept) < count:
             raise ValueError(_too_few_message(set_dir, name, count, outcome.counts(), outcome.rejected))
         write_json_atomic(set_dir / GENERATION_FILE, {"key": job.key})
-        index = pd.DataFrame([c.row for c in outcome.kept], columns=list(INDEX_COLUMNS))
+        index = pd.DataFrame([c.row for c in outcome.kept], columns=[*INDEX_COLUMNS, *DETAIL_COLUMNS])
         write_parquet_atomic(set_dir / INDEX_FILE, index)
         tally = Counter(str(c.row["split"]) for c in outcome.kept)
         counts[name] = {split: int(tally.get(split, 0)) for split in SPLITS}
@@ -208,27 +224,32 @@ def _too_few_message(set_dir: Path, name: str, count: int, tally: dict[str, int]
             "sizes) fit validate.width/height")
 
 
-def preview_sheet(set_dir: Path, out_png: Path, n: int = 6, columns: int = PREVIEW_COLUMNS) -> None:
+def preview_sheet(set_dir: Path, out_png: Path, n: int = 6, columns: int = PREVIEW_COLUMNS,
+                  binary: bool = False) -> None:
     """Contact sheet of the first `n` instances of a set, at native pixels (one image pixel = one PNG pixel).
 
     Per instance: a title line, the first `columns` columns of the image as stored, and below it
-    the same crop with the mask overlaid (paper faded, curve A red, curve B blue), so a 1-px trace
-    and its label can be compared pixel for pixel.
+    the same crop with the mask overlaid (paper faded, each class in its `PREVIEW_COLOURS` colour;
+    with `binary`, mask value 1, every curve, in the solid colour), so a 1-px trace and its label
+    can be compared pixel for pixel.
     """
     index = pd.read_parquet(Path(set_dir) / INDEX_FILE).head(n)
     if index.empty:
         raise ValueError(f"{set_dir}/{INDEX_FILE} lists no instances; run `veernet synthesize` first")
+    colours = {1: PREVIEW_COLOURS[style_class("solid")]} if binary else PREVIEW_COLOURS
+    legend = ", ".join(f"{'curve' if binary else CLASSES[cls]} {name}" for cls, (name, _) in colours.items())
     panels = []
     for row in index.itertuples():
-        image = tifffile.imread(Path(set_dir) / row.image)[:, :columns]
+        image = decode_scan(Path(set_dir) / row.image)[:, :columns]
         mask = tifffile.imread(Path(set_dir) / row.mask)[:, :columns]
         scan = np.repeat(image[..., None], 3, axis=2)
         # Fade the scan towards white so the label colours stand out against the grid.
         overlay = (255 - (255 - scan.astype(np.float32)) * 0.35).astype(np.uint8)
-        for cls, colour in PREVIEW_COLOURS.items():
-            overlay[mask == cls] = colour
-        title = (f"{row.id}  well {row.well}  split {row.split}  {row.width} x {row.height} px  "
-                 f"(columns 0-{image.shape[1] - 1}; below: mask, curve A red, curve B blue)")
+        for cls, (_, rgb) in colours.items():
+            overlay[mask == cls] = rgb
+        styles = getattr(row, "styles", "")
+        title = (f"{row.id}  well {row.well}  split {row.split}  {row.width} x {row.height} px  styles {styles}  "
+                 f"(columns 0-{image.shape[1] - 1}; below: mask, {legend})")
         panels.append((title, np.concatenate([scan, overlay], axis=0)))
     width = max(panel.shape[1] for _, panel in panels)
     height = sum(PREVIEW_TITLE_PX + panel.shape[0] + PREVIEW_GAP_PX for _, panel in panels)

@@ -9,6 +9,12 @@ grid has `grid.value_divisions` divisions; a track holding a log curve gets that
 (lines at 1..9 x each power of ten, crowding towards each decade, heavier at the decades). The
 track borders are the first and last `grid.border_px` track rows.
 
+Some prints rule their grid heavier, and a reader must not take a heavy line running along the
+track for a curve: with probability `grid.heavy.share` the major depth lines, the heavy value lines
+(the middle of a linear track, the decades of a log track) and the borders are `grid.heavy.px`
+thick; with probability `grid.doubled.share` each of them is printed twice, `grid.doubled.gap` px
+of paper apart. Grid lines are background in the mask, heavy or not.
+
 Everything is drawn into the ink layer (uint8, 255 = no ink) with the skew applied: a value line at
 track row r sits at image row ``r + top[x]`` in column x; depth lines are vertical at any skew.
 """
@@ -43,8 +49,14 @@ def depth_label(depth: float) -> str:
     return f"{depth:.0f}" if abs(depth - round(depth)) < 1e-6 else f"{depth:.1f}"
 
 
-def _depth_lines(calibration: Calibration, width: int, params: SynthesizeParams,
-                 rng: np.random.Generator) -> tuple[np.ndarray, list[tuple[int, str]]]:
+def _offsets(px: int, gap: int) -> np.ndarray:
+    """Offsets of a ruled line `px` thick from its first pixel; a doubled line (`gap` > 0) repeats after the gap."""
+    first = np.arange(px)
+    return np.concatenate([first, first + px + gap]) if gap > 0 else first
+
+
+def _depth_lines(calibration: Calibration, width: int, params: SynthesizeParams, rng: np.random.Generator,
+                 weight: tuple[int, int]) -> tuple[np.ndarray, list[tuple[int, str]]]:
     grid = params.grid
     low, high = sorted((calibration.depth_top, calibration.depth_bottom))
     px_per_unit = width / (high - low)
@@ -56,16 +68,18 @@ def _depth_lines(calibration: Calibration, width: int, params: SynthesizeParams,
     minor_gray = rng.uniform(grid.minor_gray.min, grid.minor_gray.max)
     major_gray = rng.uniform(grid.major_gray.min, grid.major_gray.max)
     major_px = int(rng.integers(grid.major_px.min, grid.major_px.max + 1))
+    heavy_px, gap = weight
     ks = np.arange(math.ceil(low / step), math.floor(high / step) + 1)
     columns = np.floor(calibration.depth_to_column(ks * step, width) + 0.5).astype(np.int64)
     grays = np.where(ks % major_every == 0, major_gray, minor_gray) + rng.uniform(-1, 1, ks.size) * LINE_JITTER
     grays = np.where(ks % number_every == 0, grays - 25.0, grays)
     line_gray = np.full(width, 255.0)
-    for extra in range(major_px):
-        thick = (ks % major_every == 0) | (extra == 0)
-        cols = columns[thick] + extra
-        ok = (cols >= 0) & (cols < width)
-        np.minimum.at(line_gray, cols[ok], grays[thick][ok])
+    major = ks % major_every == 0
+    for lines, offsets in ((~major, np.zeros(1, dtype=np.int64)), (major, _offsets(heavy_px or major_px, gap))):
+        for extra in offsets:
+            cols = columns[lines] + extra
+            ok = (cols >= 0) & (cols < width)
+            np.minimum.at(line_gray, cols[ok], grays[lines][ok])
     numbered = [(int(c), depth_label(k * step)) for k, c in zip(ks, columns, strict=True)
                 if k % number_every == 0 and 0 <= c < width]
     return line_gray, numbered
@@ -80,8 +94,8 @@ def _log_fractions(scale: CurveScale) -> tuple[np.ndarray, np.ndarray]:
     return scale.value_to_fraction(values[inside]), decade[inside]
 
 
-def _value_rows(calibration: Calibration, height: int, params: SynthesizeParams,
-                rng: np.random.Generator) -> np.ndarray:
+def _value_rows(calibration: Calibration, height: int, params: SynthesizeParams, rng: np.random.Generator,
+                weight: tuple[int, int]) -> np.ndarray:
     grid = params.grid
     minor_gray = rng.uniform(grid.minor_gray.min, grid.minor_gray.max)
     major_gray = rng.uniform(grid.major_gray.min, grid.major_gray.max)
@@ -94,21 +108,40 @@ def _value_rows(calibration: Calibration, height: int, params: SynthesizeParams,
     else:
         fractions = np.arange(1, divisions) / divisions
         heavy = heavy_middle & (np.arange(1, divisions) * 2 == divisions)
+    heavy_px, gap = weight
+    if heavy_px and not log_scales:
+        heavy = np.arange(1, divisions) * 2 == divisions
     rows = np.clip(np.floor(fractions * height), 0, height - 1).astype(np.int64)
     grays = np.where(heavy, major_gray, minor_gray) + rng.uniform(-1, 1, rows.size) * LINE_JITTER
     row_gray = np.full(height, 255.0)
     np.minimum.at(row_gray, rows, grays)
-    row_gray[:border_px] = np.minimum(row_gray[:border_px], major_gray - 20.0)
-    row_gray[height - border_px :] = np.minimum(row_gray[height - border_px :], major_gray - 20.0)
+    # Heavy value lines are centred on their row; borders grow inwards from the track edges.
+    for extra in _offsets(heavy_px or 1, gap) - (heavy_px or 1) // 2:
+        np.minimum.at(row_gray, np.clip(rows[heavy] + extra, 0, height - 1), grays[heavy])
+    border = _offsets(heavy_px or border_px, gap)
+    row_gray[border] = np.minimum(row_gray[border], major_gray - 20.0)
+    row_gray[height - 1 - border] = np.minimum(row_gray[height - 1 - border], major_gray - 20.0)
     return row_gray
 
 
+def line_weight(params: SynthesizeParams, rng: np.random.Generator) -> tuple[int, int]:
+    """(heavy thickness or 0, doubling gap or 0) of an instance's major lines, from its own stream."""
+    heavy, doubled = rng.random(2)
+    px = int(rng.integers(params.grid.heavy.px.min, params.grid.heavy.px.max + 1))
+    gap = int(rng.integers(params.grid.doubled.gap.min, params.grid.doubled.gap.max + 1))
+    return (px if heavy < params.grid.heavy.share else 0), (gap if doubled < params.grid.doubled.share else 0)
+
+
 def draw_grid(ink: np.ndarray, calibration: Calibration, top: np.ndarray, params: SynthesizeParams,
-              rng: np.random.Generator) -> list[tuple[int, str]]:
-    """Draw the grid into `ink` (H, W) uint8; return the numbered depth lines as (column, label)."""
+              rng: np.random.Generator, weight: tuple[int, int] = (0, 0)) -> list[tuple[int, str]]:
+    """Draw the grid into `ink` (H, W) uint8; return the numbered depth lines as (column, label).
+
+    Args:
+        weight: `line_weight`, (heavy thickness, doubling gap); 0 = off.
+    """
     height, width = ink.shape
-    line_gray, numbered = _depth_lines(calibration, width, params, rng)
-    row_gray = _value_rows(calibration, height, params, rng)
+    line_gray, numbered = _depth_lines(calibration, width, params, rng, weight)
+    row_gray = _value_rows(calibration, height, params, rng, weight)
     cols = np.flatnonzero(line_gray < 255.0)
     ink[:, cols] = np.minimum(ink[:, cols], np.clip(line_gray[cols], 0, 255).astype(np.uint8))
     rows = np.flatnonzero(row_gray < 255.0)
@@ -122,16 +155,3 @@ def draw_grid(ink: np.ndarray, calibration: Calibration, top: np.ndarray, params
     ys, xs, gs = image_rows[ok], columns[ok], np.broadcast_to(grays[:, None], image_rows.shape)[ok]
     ink[ys, xs] = np.minimum(ink[ys, xs], gs)
     return numbered
-
-
-def clear_outside_track(ink: np.ndarray, top: np.ndarray) -> None:
-    """Blank the image rows a skewed track leaves uncovered (above its top or below its bottom edge)."""
-    height = ink.shape[0]
-    above, below = int(top.max()), int(-top.min())
-    if above > 0:
-        band = np.arange(min(above, height))[:, None] < top[None, :]
-        ink[: band.shape[0]][band] = 255
-    if below > 0:
-        start = max(0, height - below)
-        band = np.arange(start, height)[:, None] >= (top + height)[None, :]
-        ink[start:][band] = 255

@@ -1,44 +1,61 @@
 """Render one synthetic track strip: image, exact mask, calibration and the native curve samples.
 
 Geometry follows the calibration contract exactly (see `strokes` for the row of a curve in a column,
-including backup-scale wrap and skew). Layers, in drawing order, into one ink layer (uint8, 255 = no
-ink) and the mask:
+including backup-scale wrap and skew). The mask classes are `io.classes`: 0 background (paper and
+grid), 1 other ink, 2-6 the curves' line styles. Layers, in drawing order, onto one `Canvas` (ink,
+mask and which curve owns each pixel, always written together):
 
-1. grid (`grid`), depth numbers on white backings and shaded flags (`text`);
-2. the curves, A then B (`strokes`, styles from `styles`): each sets the ink to its gray where it is
-   darker and the mask to its class. **Crossing rule: the later curve owns a shared pixel**, so where
-   A and B both put ink the mask says B (class 2);
-3. header boxes (`text`): white boxes that blank ink and mask, then their border and text;
-4. outside a skewed track nothing is printed.
+1. grid (`grid`, heavy or doubled lines included): ink only, background;
+2. depth numbers on white backings (`text`) and flags (`flags`): other ink;
+3. the curves (`strokes`, styles from `styles`), in `styles.draw_order`: each labels its style's class
+   at every pixel it inks. **Crossing rule: a later curve owns a pixel it shares with an earlier
+   one**, and sparse styles are drawn later (solid, long-dash, dashed, dash-dot, dotted), so every
+   labelled pixel is ink of a curve of that class. Under a solid flag a curve does not show: other ink;
+4. header boxes (`text`) and banners (`banners`): they blank ink and labels, then print other ink;
+5. outside a skewed track nothing is printed.
 
 Then the scan artefacts (`artefacts`). The mask is fixed before them and never moves, with one
-exception that keeps "each mask pixel belongs to the curve whose ink is there" true: in a bilevel
-instance a curve pixel the threshold turned white (faded ink, noise, a dropout) is no longer labelled.
+exception that keeps "each label sits on its ink" true: in a bilevel instance a pixel the threshold
+turned white loses its label, and a pixel it turned black under other ink's coverage is other ink.
+
+The curves themselves: `n_curves` (1-5) from one well window or the procedural source; with their
+own streams, some become near-constant lines near an edge (`straight`) and some get steep
+excursions across the track (`excursions`). A share of instances is drawn tall (`tall`).
 
 Random streams: (seed, index) draws the size, the window and the scales; (seed, index, k) streams
-draw styles, layout, skew and each artefact, so changing one artefact's params changes nothing else.
+draw each feature (styles, layout, skew, artefacts, tall tracks, straight lines, excursions, grid
+weight, flags, banners, header boxes), so changing one feature's params changes nothing else.
 Everything is drawn at native size; nothing is resized.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from veernet_pipeline.config import SynthesizeParams
-from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.calibration import Calibration, CurveScale
+from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.synthetic import artefacts as art
-from veernet_pipeline.synthetic.curves import Well, procedural_window, window
-from veernet_pipeline.synthetic.grid import clear_outside_track, draw_grid
+from veernet_pipeline.synthetic.banners import draw_banners
+from veernet_pipeline.synthetic.canvas import Canvas
+from veernet_pipeline.synthetic.curves import CurveWindow, Well, procedural_window, window
+from veernet_pipeline.synthetic.excursions import add_excursions
+from veernet_pipeline.synthetic.flags import draw_flags
+from veernet_pipeline.synthetic.grid import draw_grid, line_weight
 from veernet_pipeline.synthetic.scales import choose_scale
+from veernet_pipeline.synthetic.straight import straight_curve, straight_slots
 from veernet_pipeline.synthetic.strokes import drawn_rows, stroke_pixels, track_top
-from veernet_pipeline.synthetic.styles import choose_styles
-from veernet_pipeline.synthetic.text import FONT_FILES, draw_depth_numbers, draw_flags, draw_header_box, header_lines
+from veernet_pipeline.synthetic.styles import CurveStyle, choose_styles, draw_order
+from veernet_pipeline.synthetic.text import FONT_FILES, draw_depth_numbers, draw_header_box, header_lines
 
-# Sub-stream ids of np.random.default_rng([seed, index, id]).
+# Sub-stream ids of np.random.default_rng([seed, index, id]); 11 is `sizes.SIZE_STREAM`.
 STYLE_STREAM, LAYOUT_STREAM, SKEW_STREAM, ARTEFACT_STREAM = 1, 2, 3, 4
+TALL_STREAM, STRAIGHT_STREAM, STEEP_STREAM, WEIGHT_STREAM, FLAG_STREAM, BANNER_STREAM = 5, 6, 7, 8, 9, 10
+BOX_STREAM = 12
 ARTEFACTS = ("paper", "illumination", "blur", "noise", "speckle", "jpeg", "bilevel")
+MAX_CURVES = 5
 
 
 @dataclass(frozen=True)
@@ -46,8 +63,16 @@ class SyntheticLog:
     """One rendered instance.
 
     Shape:
-        image, mask: (H, W) uint8; image ink dark on light, mask 0 background, 1 curve A, 2 curve B.
+        image, mask, curves: (H, W) uint8; image ink dark on light; mask the classes of `io.classes`;
+        curves 0 where no curve owns the pixel, k + 1 where sidecar curve k does.
         depth and each entry of values: (N,) native LAS samples of the window.
+
+    Attributes:
+        styles: each curve's line style (`io.classes.STYLES`), as the sidecar names it.
+        curve_styles: each curve's full style (pattern, phase, width, gray, pen skips, fades).
+        features: the track features present: tall, straight, steep, heavy_grid, doubled_grid,
+            flags, banners, header_boxes.
+        regions: flags, banners and header boxes as (kind, track row, column, rows, columns).
     """
 
     image: np.ndarray
@@ -61,6 +86,14 @@ class SyntheticLog:
     line_widths: tuple[int, ...]
     styles: tuple[str, ...] = ()
     artefacts: tuple[str, ...] = ()
+    curves: np.ndarray | None = None
+    curve_styles: tuple[CurveStyle, ...] = ()
+    features: tuple[str, ...] = ()
+    regions: tuple[tuple[str, int, int, int, int], ...] = ()
+
+
+def _stream(seed: int, index: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, index, stream])
 
 
 def _skew(width: int, params: SynthesizeParams, rng: np.random.Generator) -> tuple[float, float]:
@@ -70,25 +103,42 @@ def _skew(width: int, params: SynthesizeParams, rng: np.random.Generator) -> tup
     return (0.0, 0.0) if angle is None else (sign * round(angle, 4), pivot)
 
 
-def _layout(ink: np.ndarray, calibration: Calibration, top: np.ndarray, params: SynthesizeParams,
-            rng: np.random.Generator) -> tuple[int, int, float]:
-    """Grid, depth numbers and flags; returns the instance's (font, font size, print gray) for its boxes."""
-    width = ink.shape[1]
-    numbered = draw_grid(ink, calibration, top, params, rng)
-    font = int(rng.integers(len(FONT_FILES)))
-    size = int(rng.integers(params.text.font_px.min, params.text.font_px.max + 1))
-    gray = float(rng.uniform(params.ink.min, params.ink.max))
-    if rng.random() < params.text.depth_numbers:
-        draw_depth_numbers(ink, numbered, top, size, font, gray, rng)
-    draw_flags(ink, int(rng.poisson(params.text.flags_per_10k * width / 10_000.0)), top, gray, rng)
-    return font, size, gray
+def _size(seed: int, index: int, params: SynthesizeParams, rng: np.random.Generator) -> tuple[int, int, bool]:
+    height = int(rng.integers(params.height.min, params.height.max + 1))
+    width = int(rng.integers(params.width.min, params.width.max + 1))
+    tall_rng = _stream(seed, index, TALL_STREAM)
+    tall, tall_height = tall_rng.random() < params.tall.share, int(tall_rng.integers(params.tall.height.min,
+                                                                                   params.tall.height.max + 1))
+    return (tall_height if tall else height), width, bool(tall)
 
 
-def _scan(ink: np.ndarray, mask: np.ndarray, params: SynthesizeParams, seed: int,
-          index: int) -> tuple[np.ndarray, list[str]]:
+def _curves(picked: CurveWindow, scales: tuple[CurveScale, ...], width: int, params: SynthesizeParams, seed: int,
+            index: int) -> tuple[CurveWindow, tuple[CurveScale, ...], list[str]]:
+    """Straight lines replace some curves, steep excursions change others; returns the features present."""
+    mnemonics, units, values, scales_out = (list(picked.mnemonics), list(picked.units), list(picked.values),
+                                            list(scales))
+    straight_rng = _stream(seed, index, STRAIGHT_STREAM)
+    slots = straight_slots(len(values), params, straight_rng)
+    for kind, slot in enumerate(slots):
+        mnemonics[slot], units[slot], values[slot], scales_out[slot] = straight_curve(
+            kind, picked.depth.size, width, params, straight_rng)
+    steep = False
+    for k in [k for k in range(len(values)) if k not in slots]:
+        # Each curve has its own stream: which curves are straight changes nothing for the others.
+        curve_rng = np.random.default_rng([seed, index, STEEP_STREAM, k])
+        changed = add_excursions(values[k], scales_out[k], width, params, curve_rng)
+        steep |= not np.array_equal(changed, values[k])
+        values[k] = changed
+    features = ["straight"] * bool(slots) + ["steep"] * steep
+    picked = replace(picked, mnemonics=tuple(mnemonics), units=tuple(units), values=tuple(values))
+    return picked, tuple(scales_out), features
+
+
+def _scan(canvas: Canvas, params: SynthesizeParams, seed: int, index: int) -> tuple[np.ndarray, list[str]]:
     rngs = {name: np.random.default_rng([seed, index, ARTEFACT_STREAM, k]) for k, name in enumerate(ARTEFACTS)}
     found = params.artefacts
-    image, applied = art.paper_and_ink(ink, found.paper, found.illumination, [rngs["paper"], rngs["illumination"]])
+    image, applied = art.paper_and_ink(canvas.ink, found.paper, found.illumination,
+                                       [rngs["paper"], rngs["illumination"]])
     side = art.decide(found.blur, rngs["blur"])
     if side is not None:
         art.blur(image, side)
@@ -105,7 +155,7 @@ def _scan(ink: np.ndarray, mask: np.ndarray, params: SynthesizeParams, seed: int
     quality = art.decide(found.jpeg, rngs["jpeg"])
     if threshold is not None:
         gray = art.bilevel(gray, threshold)
-        mask[(mask > 0) & (gray > 0)] = 0
+        canvas.label_threshold(gray)
         applied.append("bilevel")
     elif quality is not None:
         gray = art.jpeg(gray, round(quality))
@@ -120,52 +170,69 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
     Args:
         seed: stream seed (the set's seed).
         index: instance index within the stream.
-        params: synthesize parameters (sizes, scales, styles, grid, text, artefacts).
+        params: synthesize parameters (sizes, scales, styles, grid, text, flags, banners, artefacts).
         wells: source wells; empty means every instance is procedural.
-        n_curves: 1 or 2 curves in the track (curve A solid; curve B broken or thinner).
-        size: (height, width) to render at; None draws both uniformly from params.
+        n_curves: 1 to `MAX_CURVES` curves in the track, each in a style drawn from `params.styles`.
+        size: (height, width) to render at; None draws both from params (tall tracks included).
 
     Returns:
-        The instance; `values` are the window's native samples, the ground truth for its LAS.
+        The instance; `values` are the window's samples (excursions and straight lines included),
+        the ground truth for its LAS.
     """
-    if n_curves not in (1, 2):
-        raise ValueError(f"n_curves must be 1 or 2, got {n_curves}")
+    if not 1 <= n_curves <= MAX_CURVES:
+        raise ValueError(f"n_curves must be 1 to {MAX_CURVES}, got {n_curves}")
     rng = np.random.default_rng([seed, index])
-    height = int(rng.integers(params.height.min, params.height.max + 1))
-    width = int(rng.integers(params.width.min, params.width.max + 1))
+    height, width, tall = _size(seed, index, params, rng)
     if size is not None:
-        height, width = int(size[0]), int(size[1])
+        height, width, tall = int(size[0]), int(size[1]), False
     procedural = not wells or rng.random() < params.procedural_share
     picked = None if procedural else window(wells, n_curves, width, rng)
     if picked is None:
         picked = procedural_window(n_curves, width, rng)
     curves = zip(picked.mnemonics, picked.units, picked.values, strict=True)
     scales = tuple(choose_scale(m, u, v, rng, params) for m, u, v in curves)
-    skew_deg, pivot = _skew(width, params, np.random.default_rng([seed, index, SKEW_STREAM]))
+    picked, scales, features = _curves(picked, scales, width, params, seed, index)
+    styles = choose_styles(n_curves, width, params, _stream(seed, index, STYLE_STREAM))
+    scales = tuple(replace(scale, style=style.name) for scale, style in zip(scales, styles, strict=True))
+    skew_deg, pivot = _skew(width, params, _stream(seed, index, SKEW_STREAM))
     calibration = Calibration(float(picked.depth[0]), float(picked.depth[-1]), picked.depth_unit, scales,
                               dict(picked.header), skew_deg=skew_deg, skew_pivot=pivot)
 
     top = track_top(calibration, width)
-    layout_rng = np.random.default_rng([seed, index, LAYOUT_STREAM])
-    ink = np.full((height, width), 255, dtype=np.uint8)
-    font, font_px, print_gray = _layout(ink, calibration, top, params, layout_rng)
-    mask = np.zeros((height, width), dtype=np.uint8)
-    styles = choose_styles(n_curves, width, params, np.random.default_rng([seed, index, STYLE_STREAM]))
-    for curve, (values, style) in enumerate(zip(picked.values, styles, strict=True)):
-        rows, wraps = drawn_rows(calibration, picked.depth, values, width, height, curve)
-        ys, xs, grays = stroke_pixels(rows, wraps, top, height, style)
-        ink[ys, xs] = np.minimum(ink[ys, xs], grays.astype(np.uint8))
-        mask[ys, xs] = curve + 1
+    layout_rng = _stream(seed, index, LAYOUT_STREAM)
+    canvas = Canvas(height, width)
+    weight = line_weight(params, _stream(seed, index, WEIGHT_STREAM))
+    numbered = draw_grid(canvas.ink, calibration, top, params, layout_rng, weight)
+    font = int(layout_rng.integers(len(FONT_FILES)))
+    font_px = int(layout_rng.integers(params.text.font_px.min, params.text.font_px.max + 1))
+    print_gray = float(layout_rng.uniform(params.ink.min, params.ink.max))
+    if layout_rng.random() < params.text.depth_numbers:
+        draw_depth_numbers(canvas, numbered, top, font_px, font, print_gray, layout_rng)
+    regions = draw_flags(canvas, top, print_gray, params.flags, _stream(seed, index, FLAG_STREAM))
+    for k in draw_order(styles):
+        rows, wraps = drawn_rows(calibration, picked.depth, picked.values[k], width, height, k)
+        ys, xs, grays = stroke_pixels(rows, wraps, top, height, styles[k])
+        canvas.draw_curve(k, style_class(styles[k].name), ys, xs, grays)
     scale_ends = [(c.top_value, c.bottom_value) for c in scales]
-    for _ in range(int(layout_rng.poisson(params.text.headers_per_10k * width / 10_000.0))):
-        lines = header_lines(picked.mnemonics, picked.units, scale_ends, layout_rng)
-        ys, xs = draw_header_box(ink, lines, top, font_px, font, print_gray, layout_rng)
-        mask[ys, xs] = 0
-    clear_outside_track(ink, top)
-    image, applied = _scan(ink, mask, params, seed, index)
+    box_rng = _stream(seed, index, BOX_STREAM)
+    for _ in range(int(box_rng.poisson(params.text.headers_per_10k * width / 10_000.0))):
+        box = draw_header_box(canvas, header_lines(picked.mnemonics, picked.units, scale_ends, box_rng), top,
+                              font_px, font, print_gray, box_rng)
+        regions += [("header_box", *box)] if box is not None else []
+    legend = [(f"{a:g}  {m} {u}  {b:g}", style)
+              for m, u, (a, b), style in zip(picked.mnemonics, picked.units, scale_ends, styles, strict=True)]
+    regions += draw_banners(canvas, top, legend, font, font_px, print_gray, params.banners,
+                            _stream(seed, index, BANNER_STREAM))
+    canvas.clear_outside(top)
+    image, applied = _scan(canvas, params, seed, index)
+    kinds = {region[0] for region in regions}
+    features += (["tall"] * tall + ["heavy_grid"] * bool(weight[0]) + ["doubled_grid"] * bool(weight[1])
+                 + ["flags"] * bool(kinds & {"hatch", "cross", "halftone", "solid"})
+                 + ["banners"] * bool(kinds & {"repeat_banner", "section_header"})
+                 + ["header_boxes"] * ("header_box" in kinds))
     return SyntheticLog(
         image=image,
-        mask=mask,
+        mask=canvas.mask,
         calibration=calibration,
         depth=picked.depth,
         values=list(picked.values),
@@ -175,4 +242,8 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
         line_widths=tuple(s.width for s in styles),
         styles=tuple(s.name for s in styles),
         artefacts=tuple(applied) + (("skew",) if skew_deg else ()),
+        curves=canvas.curves,
+        curve_styles=styles,
+        features=tuple(features),
+        regions=tuple(regions),
     )

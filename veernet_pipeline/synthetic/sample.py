@@ -76,7 +76,9 @@ def build_sample_archive(raw_dir: Path, settings: Settings, n_valid: int = 4) ->
     if raw_dir.is_dir() and any(p.is_file() and p.suffix.lower() in extensions for p in raw_dir.rglob("*")):
         logger.info("%s already holds TIFF scans; the sample archive is not written", raw_dir)
         return []
-    params = settings.synthesize
+    # No tall tracks (`synthesize.tall`): the archive keeps the strip heights it had before them, so the
+    # demo's inference time does not grow.
+    params = settings.synthesize.model_copy(update={"tall": settings.synthesize.tall.model_copy(update={"share": 0.0})})
     wells = load_wells(str(settings.path("las_source")) if settings.paths.las_source else "")
     seed = settings.seed + SAMPLE_SEED_OFFSET
     written: list[Path] = []

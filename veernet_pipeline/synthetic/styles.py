@@ -1,13 +1,21 @@
 """Curve styles: how each curve of a track is inked, drawn from `synthesize` params.
 
-Curve A (class 1) is always solid; curve B (class 2) takes a style from `params.styles`: dashed,
-dotted, long-dash, dash-dot, or a thin solid line (then A is at least 2 px and B at least 1 px
-thinner). So the two classes differ the way a reader tells them apart: solid vs broken, thick vs
-thin. A one-curve track is solid, or with probability `solo_broken_share` one of B's broken styles.
+Every curve takes one of the five line styles of `io.classes.STYLES` (its mask class and the
+sidecar's `style`), weighted by `params.styles`. With probability `distinct_styles` the curves of
+a track all differ in style (drawn without replacement, as most log headers choose them);
+otherwise styles may repeat, and curves that share a style differ in width where the width range
+allows (a thick and a thin solid curve, as real tracks print them). A broken style draws its
+lengths per curve from `params.patterns`, so dashes vary widely between curves rather than
+repeating a few presets.
 
-A pattern is a tuple of alternating ink and gap lengths in px along the curve. The lengths given
-in params are what the eye sees: thickening a pixel to `width` px lengthens each dash by
-`width - 1`, so that much is taken off the ink and added to the gap.
+A pattern is a tuple of alternating ink and gap lengths in px along the curve. The lengths drawn
+are what the eye sees: thickening a pixel to `width` px lengthens each dash by `width - 1`, so that
+much is taken off the ink and added to the gap.
+
+Ownership: curves are drawn in `draw_order`, and a later curve owns the pixels it shares with an
+earlier one. Sparse styles go last (solid, long-dash, dashed, dash-dot, dotted), so the few pixels
+of a dotted curve are never painted over by a solid one; among curves of one style the thinner goes
+later, then the later one in the sidecar.
 """
 
 from __future__ import annotations
@@ -17,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from veernet_pipeline.config import StretchParams, SynthesizeParams
+from veernet_pipeline.io.classes import STYLES
 
-BROKEN = ("dashed", "dotted", "long_dash", "dash_dot")
-B_STYLES = (*BROKEN, "thin_solid")
+# Drawing order of the styles, earliest first (module docstring).
+DRAW_RANK = {"solid": 0, "long_dash": 1, "dashed": 2, "dash_dot": 3, "dotted": 4}
 
 
 @dataclass(frozen=True)
@@ -27,7 +36,7 @@ class CurveStyle:
     """How one curve is inked.
 
     Attributes:
-        name: "solid", "thin_solid" or one of `BROKEN`.
+        name: one of `io.classes.STYLES`.
         pattern: alternating ink and gap lengths along the curve, px; () for a solid line.
         phase: offset into the pattern, px.
         width: line thickness, px.
@@ -70,6 +79,11 @@ def pattern_on(arc: np.ndarray, pattern: tuple[float, ...], phase: float) -> np.
     return np.searchsorted(bounds, position, side="right") % 2 == 0
 
 
+def draw_order(styles: tuple[CurveStyle, ...]) -> list[int]:
+    """Curve indices in drawing order: a later curve owns the pixels it shares with an earlier one."""
+    return sorted(range(len(styles)), key=lambda k: (DRAW_RANK[styles[k].name], -styles[k].width, k))
+
+
 def _stretches(width: int, params: StretchParams, rng: np.random.Generator) -> tuple[tuple[int, int], ...]:
     applies = rng.random() < params.share
     count = int(rng.poisson(params.per_10k * width / 10_000.0))
@@ -81,41 +95,38 @@ def _stretches(width: int, params: StretchParams, rng: np.random.Generator) -> t
 
 
 def _pattern(name: str, width: int, params: SynthesizeParams, rng: np.random.Generator) -> tuple[float, ...]:
-    if name in ("solid", "thin_solid"):
+    if name == "solid":
         return ()
-    base = {"dashed": (params.dash.ink, params.dash.gap), "dotted": (params.dotted.ink, params.dotted.gap),
-            "long_dash": (params.long_dash.ink, params.long_dash.gap),
-            "dash_dot": (params.dash.ink, params.dotted.gap + 1, params.dotted.ink, params.dotted.gap + 1)}[name]
-    jitter = rng.uniform(1.0 - params.dash_jitter, 1.0 + params.dash_jitter)
+    spec = getattr(params.patterns, name)
+    ink, gap = rng.uniform(spec.ink.min, spec.ink.max), rng.uniform(spec.gap.min, spec.gap.max)
+    lengths = (ink, gap, rng.uniform(spec.dot.min, spec.dot.max), gap) if name == "dash_dot" else (ink, gap)
     grow = width - 1
-    out: list[float] = []
-    for k, length in enumerate(base):
-        scaled = max(1.0, length * jitter)
-        out.append(max(1.0, scaled - grow) if k % 2 == 0 else scaled + grow)
-    return tuple(out)
+    return tuple(float(max(1.0, length - grow) if k % 2 == 0 else length + grow) for k, length in enumerate(lengths))
 
 
-def _widths(names: tuple[str, ...], params: SynthesizeParams, rng: np.random.Generator) -> list[int]:
-    low, high = params.line_width.min, params.line_width.max
-    widths = [int(rng.integers(low, high + 1)) for _ in names]
-    if len(names) == 2 and names[1] == "thin_solid":
-        widths[0] = max(widths[0], 2)
-        widths[1] = int(rng.integers(1, widths[0])) if widths[1] >= widths[0] else widths[1]
+def _names(n_curves: int, params: SynthesizeParams, rng: np.random.Generator) -> list[str]:
+    weights = np.array([getattr(params.styles, name) for name in STYLES], dtype=np.float64)
+    p = weights / weights.sum()
+    distinct = rng.random() < params.distinct_styles and n_curves <= np.count_nonzero(weights)
+    return [STYLES[int(i)] for i in rng.choice(len(STYLES), size=n_curves, replace=not distinct, p=p)]
+
+
+def _widths(names: list[str], params: SynthesizeParams, rng: np.random.Generator) -> list[int]:
+    choices = np.arange(params.line_width.min, params.line_width.max + 1)
+    widths = [0] * len(names)
+    for style in dict.fromkeys(names):
+        members = [k for k, name in enumerate(names) if name == style]
+        # Curves of one style differ in width while the range has widths enough.
+        picked = rng.choice(choices, size=len(members), replace=len(members) > choices.size)
+        for k, line_width in zip(members, picked, strict=True):
+            widths[k] = int(line_width)
     return widths
 
 
 def choose_styles(n_curves: int, width: int, params: SynthesizeParams,
                   rng: np.random.Generator) -> tuple[CurveStyle, ...]:
-    """The styles of a track's curves (A first), for a `width`-column image."""
-    weights = np.array([getattr(params.styles, name) for name in B_STYLES], dtype=np.float64)
-    b_style = B_STYLES[int(rng.choice(len(B_STYLES), p=weights / weights.sum()))]
-    broken = [getattr(params.styles, name) for name in BROKEN]
-    solo_pick = rng.random()
-    solo = BROKEN[int(rng.choice(len(BROKEN), p=np.asarray(broken) / sum(broken)))] if sum(broken) > 0 else "solid"
-    if n_curves == 2:
-        names: tuple[str, ...] = ("solid", b_style)
-    else:
-        names = (solo if solo_pick < params.solo_broken_share else "solid",)
+    """The styles of a track's curves, in sidecar order, for a `width`-column image."""
+    names = _names(n_curves, params, rng)
     widths = _widths(names, params, rng)
     styles = []
     for name, line_width in zip(names, widths, strict=True):

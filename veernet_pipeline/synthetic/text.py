@@ -1,16 +1,15 @@
-"""Printed text on a track: depth numbers, header boxes and shaded flags.
+"""Printed text on a track: depth numbers and header boxes, and the block helpers flags and banners use.
 
 Glyphs are rendered with Pillow's FreeType from the DejaVu fonts matplotlib ships (no downloads),
 once per (character, font, size) per process (`functools.lru_cache`), set side by side on a
 common baseline by their advance widths, and turned 90 degrees counter-clockwise: a landscape strip
 is a portrait log turned that way, so text printed across the log reads bottom to top here. A stamp
-darkens the ink layer by the glyphs' coverage.
+darkens the canvas by the glyphs' coverage and labels it other ink (`canvas.Canvas.print_other`).
 
 - Depth numbers sit on their numbered depth line near one track edge (or mid-track), on a small
   white backing that interrupts the grid (curves are drawn over them later).
 - Header boxes are white, bordered boxes of a few text lines (log names, scales, remarks). They are
-  drawn after the curves and blank them: no ink there, so no label there.
-- Shaded flags are hatched or solid blocks at a track edge, drawn before the curves (which stay on top).
+  drawn after the curves and blank them: no curve ink there, so no curve label there.
 
 Positions are track rows; the skew moves every stamp by `top[x]` in its column.
 """
@@ -23,6 +22,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+
+from veernet_pipeline.synthetic.canvas import Canvas
 
 FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf",
               "DejaVuSerif.ttf")
@@ -60,9 +61,13 @@ def text_alpha(text: str, font: int, size: int) -> np.ndarray:
     return alpha
 
 
-def _region(row0: int, col0: int, rows: int, cols: int, top: np.ndarray,
-            height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # Pixel indices of a track-aligned block, skewed; keep mask for those inside the image.
+def region(row0: int, col0: int, rows: int, cols: int, top: np.ndarray,
+           height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pixel indices (ys, xs) of a track-aligned block under the skew, and which lie inside the image.
+
+    Shape:
+        ys, xs, inside: (rows, cols).
+    """
     width = top.size
     ys = np.arange(rows)[:, None] + row0
     xs = np.broadcast_to(np.arange(cols)[None, :] + col0, (rows, cols))
@@ -86,37 +91,36 @@ def _flat_block(row0: int, col0: int, rows: int, cols: int, top: np.ndarray,
     return (slice(r0, r1), slice(c0, c1), slice(r0 - row0 - shift, r1 - row0 - shift), slice(c0 - col0, c1 - col0))
 
 
-def blank(ink: np.ndarray, row0: int, col0: int, rows: int, cols: int, top: np.ndarray) -> tuple[np.ndarray,
-                                                                                                  np.ndarray]:
-    """Set a block to no ink; return its image pixel indices (ys, xs)."""
-    flat = _flat_block(row0, col0, rows, cols, top, ink.shape[0])
+def blank(canvas: Canvas, row0: int, col0: int, rows: int, cols: int, top: np.ndarray) -> None:
+    """Remove ink and labels from a track-aligned block (top-left at track row `row0`, column `col0`)."""
+    flat = _flat_block(row0, col0, rows, cols, top, canvas.shape[0])
     if flat is not None:
-        ink[flat[0], flat[1]] = 255
-        ys, xs = np.mgrid[flat[0], flat[1]]
-        return ys.ravel(), xs.ravel()
-    ys, xs, ok = _region(row0, col0, rows, cols, top, ink.shape[0])
-    ink[ys[ok], xs[ok]] = 255
-    return ys[ok], xs[ok]
-
-
-def stamp(ink: np.ndarray, alpha: np.ndarray, row0: int, col0: int, gray: float, top: np.ndarray) -> None:
-    """Darken `ink` by coverage `alpha` placed with its top-left at track row `row0`, column `col0`."""
-    flat = _flat_block(row0, col0, alpha.shape[0], alpha.shape[1], top, ink.shape[0])
-    if flat is not None:
-        cover = alpha[flat[2], flat[3]].astype(np.float32) / 255.0
-        printed = np.rint(255.0 - cover * (255.0 - gray)).astype(np.uint8)
-        np.minimum(ink[flat[0], flat[1]], printed, out=ink[flat[0], flat[1]])
+        canvas.blank((flat[0], flat[1]), None)
         return
-    ys, xs, ok = _region(row0, col0, alpha.shape[0], alpha.shape[1], top, ink.shape[0])
-    cover = alpha[ok].astype(np.float32) / 255.0
-    ys, xs = ys[ok], xs[ok]
-    ink[ys, xs] = np.minimum(ink[ys, xs], np.rint(255.0 - cover * (255.0 - gray)).astype(np.uint8))
+    ys, xs, ok = region(row0, col0, rows, cols, top, canvas.shape[0])
+    canvas.blank(ys[ok], xs[ok])
 
 
-def draw_depth_numbers(ink: np.ndarray, numbered: list[tuple[int, str]], top: np.ndarray, size: int, font: int,
+def fill(canvas: Canvas, row0: int, col0: int, rows: int, cols: int, top: np.ndarray, gray: float) -> None:
+    """Print a solid track-aligned block of other ink (rules, box borders)."""
+    ys, xs, ok = region(row0, col0, rows, cols, top, canvas.shape[0])
+    canvas.print_other(ys[ok], xs[ok], gray)
+
+
+def stamp(canvas: Canvas, alpha: np.ndarray, row0: int, col0: int, gray: float, top: np.ndarray) -> None:
+    """Print coverage `alpha` (0..255) as other ink with its top-left at track row `row0`, column `col0`."""
+    flat = _flat_block(row0, col0, alpha.shape[0], alpha.shape[1], top, canvas.shape[0])
+    if flat is not None:
+        canvas.print_other((flat[0], flat[1]), None, gray, alpha[flat[2], flat[3]].astype(np.float32) / 255.0)
+        return
+    ys, xs, ok = region(row0, col0, alpha.shape[0], alpha.shape[1], top, canvas.shape[0])
+    canvas.print_other(ys[ok], xs[ok], gray, alpha[ok].astype(np.float32) / 255.0)
+
+
+def draw_depth_numbers(canvas: Canvas, numbered: list[tuple[int, str]], top: np.ndarray, size: int, font: int,
                        gray: float, rng: np.random.Generator) -> None:
     """Depth labels centred on their lines, all at one distance from a track edge drawn per instance."""
-    height = ink.shape[0]
+    height = canvas.shape[0]
     place = rng.choice(3, p=[0.45, 0.45, 0.1])
     margin = int(rng.integers(3, 25))
     for column, label in numbered:
@@ -124,29 +128,8 @@ def draw_depth_numbers(ink: np.ndarray, numbered: list[tuple[int, str]], top: np
         rows, cols = alpha.shape
         row0 = (margin, height - margin - rows, (height - rows) // 2)[place]
         col0 = column - cols // 2
-        blank(ink, row0 - BACKING_PAD, col0 - BACKING_PAD, rows + 2 * BACKING_PAD, cols + 2 * BACKING_PAD, top)
-        stamp(ink, alpha, row0, col0, gray, top)
-
-
-def draw_flags(ink: np.ndarray, count: int, top: np.ndarray, gray: float, rng: np.random.Generator) -> None:
-    """Hatched or solid blocks reaching in from a track edge."""
-    height, width = ink.shape
-    for _ in range(count):
-        cols = int(rng.integers(8, 60))
-        rows = int(rng.integers(max(2, height // 20), max(3, height // 4)))
-        col0 = int(rng.integers(0, max(1, width - cols)))
-        row0 = 0 if rng.random() < 0.5 else height - rows
-        kind, period = int(rng.integers(3)), int(rng.integers(3, 7))
-        ys, xs, ok = _region(row0, col0, rows, cols, top, height)
-        local_y, local_x = np.nonzero(ok)
-        ys, xs = ys[ok], xs[ok]
-        if kind == 0:
-            on = (local_y + local_x) % period == 0
-        elif kind == 1:
-            on = (local_y % 2 == 0) & (local_x % 2 == 0)
-        else:
-            on = np.ones(ys.size, dtype=bool)
-        ink[ys[on], xs[on]] = np.minimum(ink[ys[on], xs[on]], np.uint8(gray))
+        blank(canvas, row0 - BACKING_PAD, col0 - BACKING_PAD, rows + 2 * BACKING_PAD, cols + 2 * BACKING_PAD, top)
+        stamp(canvas, alpha, row0, col0, gray, top)
 
 
 def header_lines(mnemonics: tuple[str, ...], units: tuple[str, ...], scales: list[tuple[float, float]],
@@ -162,26 +145,28 @@ def header_lines(mnemonics: tuple[str, ...], units: tuple[str, ...], scales: lis
     return lines
 
 
-def draw_header_box(ink: np.ndarray, lines: list[str], top: np.ndarray, size: int, font: int, gray: float,
-                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A white bordered box of text lines (each turned; lines run left to right); return its pixels."""
-    height, width = ink.shape
+def draw_header_box(canvas: Canvas, lines: list[str], top: np.ndarray, size: int, font: int, gray: float,
+                    rng: np.random.Generator) -> tuple[int, int, int, int] | None:
+    """A white bordered box of text lines (each turned; lines run left to right).
+
+    Returns:
+        The box as (track row, column, rows, columns), or None when the track has no room for it.
+    """
+    height, width = canvas.shape
     alphas = [text_alpha(line, font, size) for line in lines]
     pad, border = int(rng.integers(3, 9)), int(rng.integers(1, 3))
     rows = min(height - 2, max(a.shape[0] for a in alphas) + 2 * (pad + border))
     cols = sum(a.shape[1] for a in alphas) + (len(alphas) - 1) * pad + 2 * (pad + border)
     if rows <= 2 * (pad + border) or cols >= width:
-        # No room for a box on so small a track: print none.
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return None
     row0 = int(rng.integers(0, max(1, height - rows)))
     col0 = int(rng.integers(0, max(1, width - cols)))
-    pixels = blank(ink, row0, col0, rows, cols, top)
+    blank(canvas, row0, col0, rows, cols, top)
     for r0, c0, r, c in ((row0, col0, border, cols), (row0 + rows - border, col0, border, cols),
                          (row0, col0, rows, border), (row0, col0 + cols - border, rows, border)):
-        ys, xs, ok = _region(r0, c0, r, c, top, height)
-        ink[ys[ok], xs[ok]] = np.minimum(ink[ys[ok], xs[ok]], np.uint8(gray))
+        fill(canvas, r0, c0, r, c, top, gray)
     x = col0 + border + pad
     for alpha in alphas:
-        stamp(ink, alpha[: max(0, rows - 2 * (pad + border))], row0 + border + pad, x, gray, top)
+        stamp(canvas, alpha[: max(0, rows - 2 * (pad + border))], row0 + border + pad, x, gray, top)
         x += alpha.shape[1] + pad
-    return pixels
+    return row0, col0, rows, cols

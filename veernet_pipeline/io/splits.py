@@ -1,16 +1,19 @@
-"""Train/validation/test splits of a synthetic set, by source well.
+"""Train/validation/test splits by source well: which wells a model may learn from is a data contract.
 
-The wells are partitioned into train/val/test with `synthesize.splits` (a well sits in one split
-only); each candidate index of a set gets a split from a seeded permutation in the same shares,
-and draws its curves only from that split's wells. Procedural instances keep their index's split.
+The source wells (`io.wells`) are partitioned into train/val/test with `synthesize.splits`, seeded
+by `seed` (a well sits in one split only). The synthetic generator draws each candidate's curves
+from its split's wells; the foreign test renderer draws only from the test wells, so nothing it
+renders comes from a well any model was trained or tuned on. Both take the partition from here,
+so neither imports the other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from veernet_pipeline.config import SplitParams
-from veernet_pipeline.synthetic.curves import Well
 
 SPLITS = ("train", "val", "test")
 _WELL_SPLIT_STREAM = 7
@@ -28,7 +31,7 @@ def _counts(n: int, splits: SplitParams) -> tuple[int, int]:
     return n_val, n_test
 
 
-def assign_well_splits(names: list[str], splits: SplitParams, seed: int) -> dict[str, str]:
+def assign_well_splits(names: Sequence[str], splits: SplitParams, seed: int) -> dict[str, str]:
     """Partition well names into train/val/test in the given shares (at least one train well)."""
     order = np.random.default_rng([seed, _WELL_SPLIT_STREAM]).permutation(len(names))
     n_val, n_test = _counts(len(names), splits)
@@ -45,9 +48,3 @@ def instance_splits(count: int, splits: SplitParams, seed: int) -> list[str]:
                             strict=True):
         result[int(index)] = label
     return result
-
-
-def wells_by_split(wells: list[Well], splits: SplitParams, seed: int) -> dict[str, list[Well]]:
-    """The source wells of each split."""
-    assignment = assign_well_splits([w.name for w in wells], splits, seed)
-    return {split: [w for w in wells if assignment[w.name] == split] for split in SPLITS}
