@@ -263,6 +263,7 @@ class InferParams(_Strict):
     model_uri: str
     tile_width: int
     tile_overlap: int
+    max_attempts: int = Field(ge=1)
 
 
 class Settings(_Strict):
