@@ -264,6 +264,7 @@ class InferParams(_Strict):
     tile_width: int
     tile_overlap: int
     max_attempts: int = Field(ge=1)
+    low_confidence: float = Field(ge=0.0, le=1.0)
 
 
 class Settings(_Strict):

@@ -122,11 +122,29 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert UNCALIBRATED_NOTE in (out / index.loc[1, "las"]).read_text()
     assert all(math.isnan(v) or 0 <= v <= 1 for v in uncal_curves["CURVE_A"])
 
+    # The confidence figures, read back from the LAS on disk with numpy directly.
+    _, curves_on_disk, _ = read_curves(las)
+    conf = np.stack([curves_on_disk["GR_CONF"], curves_on_disk["NPHI_CONF"]])
+    read = np.isfinite(np.stack([curves_on_disk["GR"], curves_on_disk["NPHI"]]))
+    row = index.loc[0]
+    assert row.conf_median == pytest.approx(np.median(conf), abs=1e-6)
+    assert row.conf_p10 == pytest.approx(np.quantile(conf.ravel(), 0.1), abs=1e-6)
+    assert row.null_share == pytest.approx(1 - read.mean())
+    assert row.low_conf_share == pytest.approx((read & (conf < 0.5)).sum() / conf.size)
+    assert row.low_conf_threshold == 0.5 and math.isnan(index.loc[2, "conf_median"])
+
     mtime = las.stat().st_mtime_ns
     again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,
                                test_settings.extract)
     assert again == {"validated": 3, "written": 0, "skipped": 2, "failed": 1}
     assert las.stat().st_mtime_ns == mtime
+    skipped = pd.read_parquet(out / "index.parquet")
+    changing = ["status", "attempts", "reason"]
+    pd.testing.assert_frame_equal(skipped.drop(columns=changing), index.drop(columns=changing))
+    # Another threshold: skipped outputs get figures read back from their LAS files.
+    strict = test_settings.infer.model_copy(update={"low_confidence": 1.01})
+    digitize_validated(validated, ingested, raw, model_dir, "v1", out, strict, test_settings.extract)
+    assert pd.read_parquet(out / "index.parquet").loc[0, "low_conf_share"] == pytest.approx(read.mean())
     rerun = digitize_validated(validated, ingested, raw, model_dir, "v2", out, test_settings.infer,
                                test_settings.extract)
     assert rerun["written"] == 2

@@ -8,6 +8,10 @@ output already on disk; a new model, other extraction parameters or a corrected 
 a new LAS beside the old one (nothing is overwritten in place). The QC PNG is written before
 the LAS and both atomically, so an existing LAS means the output is complete.
 
+Each row also carries the scan's confidence figures (`inference.confidence`: `conf_median`,
+`conf_p10`, `null_share`, `low_conf_share` at `infer.low_confidence`), computed when its LAS is
+written and carried over (or read back from the LAS when the threshold changed) when skipped.
+
 A scan that fails is recorded with its reason and its attempt count in `index.parquet` and
 `failures.parquet`, and tried again on the next run, up to `infer.max_attempts` runs: after
 that it stays `failed` (reason prefixed `gave up`) without being read, until its key changes (a
@@ -26,9 +30,11 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams, InferParams
-from veernet_pipeline.inference.digitize import digitize_scan, write_digitized
+from veernet_pipeline.inference.confidence import FIGURES, curves_figures
+from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, write_digitized
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -37,8 +43,9 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.parquet"
 FAILURES_FILE = "failures.parquet"
+# The confidence figures (`inference.confidence`) are NaN for a failed scan; the review queue ranks on them.
 DIGITIZED_COLUMNS = ("path", "sha256", "calibration_sha256", "las", "qc", "calibrated", "status", "reason",
-                     "attempts")
+                     "attempts", *FIGURES, "low_conf_threshold")
 GAVE_UP = "gave up"
 
 
@@ -54,16 +61,22 @@ def output_paths(out_dir: Path, sha256: str, calibration_sha256: str, label: str
     return folder / f"{stem}.las", folder / f"{stem}.qc.png"
 
 
-def previous_failures(out_dir: Path) -> dict[str, tuple[int, str]]:
-    """Failed outputs of the last run by LAS path: (attempts so far, reason)."""
+def previous_index(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """The last run's index rows by LAS path (empty before the first run)."""
     index = Path(out_dir) / INDEX_FILE
     if not index.is_file():
         return {}
     frame = pd.read_parquet(index)
     if "attempts" not in frame.columns:  # an index written before attempts were counted
-        frame["attempts"] = 1
-    failed = frame[frame["status"] == "failed"]
-    return {row.las: (int(row.attempts), str(row.reason)) for row in failed.itertuples(index=False)}
+        frame["attempts"] = (frame["status"] == "failed").astype(int)
+    return {row["las"]: row for row in frame.to_dict("records")}
+
+
+def _figures(previous: dict[str, Any] | None, las_path: Path, threshold: float) -> dict[str, float]:
+    """A skipped output's confidence figures: the last run's when made with this threshold, else read from its LAS."""
+    if previous is not None and previous.get("low_conf_threshold") == threshold:
+        return {name: float(previous[name]) for name in FIGURES}
+    return curves_figures(read_curves(las_path)[1], threshold)
 
 
 def digitize_validated(
@@ -98,28 +111,35 @@ def digitize_validated(
     scans = pd.read_parquet(manifest)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model: nn.Module | None = None
-    failures = previous_failures(out_dir)
+    before = previous_index(out_dir)
+    threshold = infer.low_confidence
     records: list[dict[str, object]] = []
     for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
         las_path, qc_path = output_paths(out_dir, row.sha256, row.calibration_sha256, label, row.path)
         rel_las = las_path.relative_to(out_dir).as_posix()
-        attempts, last_reason = failures.get(rel_las, (0, ""))
+        previous = before.get(rel_las)
+        failed_before = previous is not None and previous["status"] == "failed"
+        attempts, last_reason = (int(previous["attempts"]), str(previous["reason"])) if failed_before else (0, "")
         record = {"path": row.path, "sha256": row.sha256, "calibration_sha256": row.calibration_sha256,
                   "las": rel_las, "qc": qc_path.relative_to(out_dir).as_posix(),
-                  "calibrated": bool(row.calibration), "status": "skipped", "reason": "", "attempts": attempts}
-        if not las_path.is_file() and attempts >= infer.max_attempts:
+                  "calibrated": bool(row.calibration), "status": "skipped", "reason": "", "attempts": attempts,
+                  **dict.fromkeys(FIGURES, float("nan")), "low_conf_threshold": threshold}
+        if las_path.is_file():
+            record.update(_figures(previous, las_path, threshold))
+        elif attempts >= infer.max_attempts:
             reason = last_reason if last_reason.startswith(GAVE_UP) else (
                 f"{GAVE_UP} after {attempts} failed runs (infer.max_attempts); last: {last_reason}")
             record.update(status="failed", reason=reason)
-        elif not las_path.is_file():
+        else:
             if model is None:
                 # A model that will not load fails the whole run on purpose: no scan could succeed.
                 model = load_model(model_dir, map_location=device)
             record["attempts"] = attempts + 1
             try:
-                _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
-                              las_path, qc_path, infer, extract)
-                record["status"] = "written"
+                result = _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
+                                       las_path, qc_path, infer, extract)
+                record.update(status="written", **curves_figures({c.mnemonic: c.values for c in result.curves},
+                                                                  threshold))
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
                 log.warning("%s: digitising failed (attempt %d of %d): %s", row.path, attempts + 1,
@@ -147,8 +167,8 @@ def _digitize_one(
     qc_path: Path,
     infer: InferParams,
     extract: ExtractParams,
-) -> None:
-    """Decode, digitise and write one scan's QC PNG and LAS."""
+) -> DigitizedLog:
+    """Decode, digitise and write one scan's QC PNG and LAS; return what was written."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
@@ -156,3 +176,4 @@ def _digitize_one(
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device)
     write_digitized(result, image, las_path, qc_path,
                     [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}"])
+    return result
