@@ -8,7 +8,6 @@ from dagster import AssetSpec, MaterializeResult, multi_asset
 
 from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
-from veernet_pipeline import stages
 
 
 @multi_asset(
@@ -25,6 +24,6 @@ def synthetic_sets(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     Metadata: kept/rejected/not-needed candidate counts, splits, the rejections table and a
     contact sheet (inline when small enough, else its path).
     """
-    result = stages.run("synthesize", pipeline.settings())
+    result = pipeline.run("synthesize")
     for name in ("binary", "multiclass"):
         yield materialized(result, (name,), asset_key=f"synthetic_{name}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.errors import MissingModel
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 from veernet_pipeline.stages.cache import StageResult, files_version, recorded, run_cached, upstream
 from veernet_pipeline.tracking import store
@@ -18,6 +19,9 @@ def evaluate(settings: Settings) -> StageResult:
     set_dir = settings.path("synthetic") / "multiclass"
     out = settings.path("evaluation")
     params = {"evaluate": settings.section("evaluate"), "extract": settings.section("extract")}
+    if recorded(model_dir) is None:
+        raise MissingModel(f"{model_dir}: no trained multiclass model to evaluate; train it first "
+                           "(`veernet train_multiclass`)")
 
     def work(_: str) -> StageResult:
         version = recorded(model_dir)["result"]["paths"]["model_version"]
