@@ -107,7 +107,7 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
 def _digitize(settings: Settings) -> dict[str, int]:
     return digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
                             settings.path("models") / "multiclass", LABEL, settings.path("digitized"),
-                            settings.infer.tile_width, settings.infer.tile_overlap, settings.extract)
+                            settings.infer, settings.extract)
 
 
 @pytest.fixture(scope="module")
