@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import build_model, load_model, save_model
 from veernet_pipeline.tracking import store
 from veernet_pipeline.tracking.gate import gate
@@ -33,8 +34,8 @@ def test_store_defaults_to_the_project_and_yields_to_the_env(root: Path, monkeyp
 
 
 def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: Settings) -> None:
-    model = build_model(test_settings.model, 3)
-    save_model(root / "model", model, test_settings.model, 3)
+    model = build_model(test_settings.model, NUM_CLASSES)
+    save_model(root / "model", model, test_settings.model, NUM_CLASSES)
     with store.stage_run(root, "train_multiclass", {"train": {"epochs": 1}}, {"profile": "test"}):
         store.log_epoch(1, {"loss": 0.5, "note": "skipped", "val_iou": [0.99, 0.4, None]})
         version = store.log_model(root / "model", "veernet-multiclass")
@@ -64,8 +65,8 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
 def _register(root: Path, settings: Settings, seed: int) -> dict[str, torch.Tensor]:
     """Register a freshly initialised net as `veernet-multiclass` in the store of `root`; return its weights."""
     torch.manual_seed(seed)
-    model = build_model(settings.model, 3)
-    save_model(root / "model", model, settings.model, 3)
+    model = build_model(settings.model, NUM_CLASSES)
+    save_model(root / "model", model, settings.model, NUM_CLASSES)
     with store.stage_run(root, "train_multiclass", {}, {}):
         store.log_model(root / "model", "veernet-multiclass")
     return model.state_dict()
@@ -122,7 +123,7 @@ def test_bad_model_uri_says_what_it_needs(root: Path) -> None:
 
 def test_gate_promotes_on_figures_never_on_nan_and_never_backwards(root: Path, test_settings: Settings) -> None:
     params = test_settings.model
-    save_model(root / "m", build_model(params, 3), params, 3)
+    save_model(root / "m", build_model(params, NUM_CLASSES), params, NUM_CLASSES)
     versions = []
     for _ in range(4):
         with store.stage_run(root, "train_multiclass", {}, {}):
