@@ -40,6 +40,7 @@ from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import curve_name
 from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.styles import curve_probs
 from veernet_pipeline.reading.values import rows_to_values
 from veernet_pipeline.synthetic.strokes import nearest_row
 
@@ -183,7 +184,7 @@ def _evaluate_log(
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
     probs = predict_probs(model, image, params.tile_width, params.tile_overlap, device, mirror=extract.mirror)
-    rows, confidence = trace_curves(probs, extract)
+    rows, confidence = trace_curves(curve_probs(probs, [c.style for c in calibration.curves]), extract)
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
     truth = drawn_tracks(values, calibration, height)

@@ -22,6 +22,7 @@ from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.styles import MAX_CURVES, curve_probs
 from veernet_pipeline.reading.values import rows_to_values
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
@@ -75,7 +76,8 @@ def digitize_scan(
     """
     height, width = image.shape
     probs = predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror)
-    rows, confidence = trace_curves(probs, extract)
+    styles = [c.style for c in calibration.curves] if calibration is not None else [None] * MAX_CURVES
+    rows, confidence = trace_curves(curve_probs(probs, styles), extract)
     n_classes = rows.shape[0]
     calib = calibration if calibration is not None else Calibration.track_units(n_classes)
     notes = [] if calib.calibrated else [UNCALIBRATED_NOTE]
