@@ -1,20 +1,23 @@
-"""Tune the path search (params.yaml `extract:`) on validation logs, never on the test split.
+"""Tune the path search (params.yaml `extract:`) on validation logs, never on the test split or the foreign set.
 
     python benchmarks/extract.py [--model MODEL_DIR] [--profile NAME] [--split val] [--max-logs N]
 
 The net's class probabilities are computed once per log; then the path search
-(`evaluation/trace.py`) reads the curves again under each candidate setting and every reading is
-scored as `evaluate.py` scores it (`truth_tracks`, `curve_metrics`, `swap_share`). The search is
-coordinate descent: starting from the profile's `extract:` values, each knob in turn tries the
-values of `GRID` with the others held, and keeps the best; two passes over the knobs.
+(`reading/extract.py`) reads every curve the log's sidecar names again under each candidate
+setting, and every reading is scored as the evaluate stage scores it (`evaluate.score_curves`:
+the band a curve sweeps over each column, the best assignment of curves drawn alike, the K-curve
+swap share). The search is coordinate descent: starting from the profile's `extract:` values,
+each knob in turn tries the values of `GRID` with the others held, and keeps the best; two passes
+over the knobs.
 
-Objective: the gate's figure, the lower of the two per-curve median R^2 over logs; ties go to the
-lower mean of the per-curve median MAE. R^2 and MAE count only the columns a curve is read in, so
+Objective: the gate's figure, the lowest per-style median R^2 over the logs' curves; ties go to the
+lower mean of the per-style median MAE. R^2 and MAE count only the columns a curve is read in, so
 a setting that reads less could score better by leaving hard stretches unread: a setting only
-competes if each curve's median coverage stays within `COVERAGE_SLACK` of the starting setting's.
+competes if each style's median coverage stays within `COVERAGE_SLACK` of the starting setting's.
 Tuning on `val` (wells that are neither trained nor tested on) keeps the test split's figures
 honest: copy the winning values into params.yaml `extract:` and the next `veernet evaluate`
-measures them on `test`.
+measures them on `test`. The foreign renderer's set is refused outright: it measures how the
+model generalises, so nothing may be fitted to it.
 
 The best setting is also scored on the logs' true masks used as class probabilities: what the
 path search would read from a perfect net. That column is the ceiling the net is measured against;
@@ -34,19 +37,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import tifffile
 import torch
 
 from veernet_pipeline.config import ExtractParams, load_settings
-from veernet_pipeline.evaluation.evaluate import select_logs, swap_share, truth_tracks
-from veernet_pipeline.evaluation.metrics import curve_metrics
+from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
+from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import curve_classes, style_labels
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.styles import as_style_probs
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +73,7 @@ COVERAGE_SLACK = 0.005
 
 def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_width: int, tile_overlap: int,
               mirror: bool = False) -> list[dict[str, Any]]:
-    """Class probabilities (`mirror`: test-time mirroring), true mask and truth of every chosen log, computed once."""
+    """Class probabilities (`mirror`: test-time mirroring), true mask, truth and curve classes of every log, once."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = load_model(model_dir, map_location=device)
     logs = []
@@ -76,9 +82,11 @@ def load_logs(model_dir: Path, set_dir: Path, split: str, max_logs: int, tile_wi
         height, width = image.shape
         calibration = Calibration.from_file(set_dir / row.calibration)
         n_truth = min(int(row.n_curves), len(calibration.curves))
+        styles = [c.style for c in calibration.curves]
         logs.append({"id": row.id, "height": height, "mask": tifffile.imread(set_dir / row.mask),
                      "probs": predict_probs(model, image, tile_width, tile_overlap, device, mirror=mirror),
-                     "truth": truth_tracks(set_dir / row.las, calibration, width, n_truth, height)})
+                     "truth": truth_tracks(set_dir / row.las, calibration, width, n_truth, height),
+                     "classes": curve_classes(styles)[:n_truth], "styles": style_labels(styles)[:n_truth]})
     return logs
 
 
@@ -93,39 +101,31 @@ def mask_probs(mask: np.ndarray, num_classes: int) -> np.ndarray:
 
 
 def score(logs: list[dict[str, Any]], params: ExtractParams, on_mask: bool = False) -> dict[str, float]:
-    """Per-curve median R^2 and MAE over logs, mean swap share, and the objective, under `params`.
+    """Per-style median R^2, MAE and coverage over the logs' curves, mean swap share, and the objective.
 
     With `on_mask`, the curves are read from each log's true mask instead of the net's probabilities.
     """
-    per_curve: dict[int, dict[str, list[float]]] = {k: {"r2": [], "mae": [], "coverage": []} for k in (0, 1)}
-    swaps = []
+    records, swaps = [], []
     for item in logs:
         probs = mask_probs(item["mask"], item["probs"].shape[0]) if on_mask else item["probs"]
-        rows, _ = trace_curves(probs, params)
-        pred, truth = (rows + 0.5) / item["height"], item["truth"]
-        n = min(pred.shape[0], truth.shape[0])
-        for k in range(n):
-            metrics = curve_metrics(pred[k], truth[k])
-            per_curve[k]["r2"].append(metrics["r2"])
-            per_curve[k]["mae"].append(metrics["mae"])
-            per_curve[k]["coverage"].append(metrics["coverage"])
-        if n == 2:
-            swaps.append(swap_share(pred, truth))
-    out = {}
-    for k, name in ((0, "A"), (1, "B")):
-        out[f"median_r2_{name}"] = _nanmedian(per_curve[k]["r2"])
-        out[f"median_mae_{name}"] = _nanmedian(per_curve[k]["mae"])
-        out[f"median_coverage_{name}"] = _nanmedian(per_curve[k]["coverage"])
+        rows, _ = trace_curves(as_style_probs(probs), params, item["classes"])
+        scores, swap, _ = score_curves(rows, item["truth"], item["classes"], item["height"])
+        records += [{"style": style, **s} for style, s in zip(item["styles"], scores, strict=True)]
+        swaps.append(swap)
+    medians = pd.DataFrame(records).groupby("style")[["r2", "mae", "coverage"]].median()
+    out: dict[str, float] = {}
+    for style, figures in medians.iterrows():
+        out.update({f"median_{metric}_{style}": float(figures[metric]) for metric in ("r2", "mae", "coverage")})
     out["swap_share"] = _nanmean(swaps)
-    r2s = [out["median_r2_A"], out["median_r2_B"]]
-    out["objective"] = min(r2s) if all(math.isfinite(v) for v in r2s) else -math.inf
-    out["mean_mae"] = float(np.mean([out["median_mae_A"], out["median_mae_B"]]))
+    r2s = medians["r2"].to_numpy(dtype=np.float64)
+    out["objective"] = float(r2s.min()) if np.isfinite(r2s).all() else -math.inf
+    out["mean_mae"] = float(medians["mae"].mean())
     return out
 
 
 def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) -> bool:
-    """Whether figures `a` beat `b`: coverage of both curves at `floor` or above, higher objective, lower mean MAE."""
-    if any(not a[key] >= floor[key] for key in floor):  # a NaN coverage fails too
+    """Whether figures `a` beat `b`: every style's coverage at `floor` or above, higher objective, lower mean MAE."""
+    if any(not a.get(key, math.nan) >= floor[key] for key in floor):  # a NaN coverage fails too
         return False
     return (a["objective"], -a["mean_mae"]) > (b["objective"], -b["mean_mae"])
 
@@ -134,7 +134,7 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
     """Coordinate descent over `GRID` from `start`; returns the best params and every trial."""
     best, best_figures = start, score(logs, start)
     trials = [{"params": start.model_dump(), **best_figures}]
-    floor = {key: best_figures[key] - COVERAGE_SLACK for key in ("median_coverage_A", "median_coverage_B")}
+    floor = {key: value - COVERAGE_SLACK for key, value in best_figures.items() if key.startswith("median_coverage_")}
     log.info("start: %s", best_figures)
     for _ in range(PASSES):
         for knob, values in GRID.items():
@@ -146,30 +146,24 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
                 trials.append({"params": candidate.model_dump(), **figures})
                 if better(figures, best_figures, floor):
                     best, best_figures = candidate, figures
-                    log.info("%s = %s: objective %.4f, mean MAE %.4f, coverage %.4f / %.4f", knob, value,
-                             figures["objective"], figures["mean_mae"], figures["median_coverage_A"],
-                             figures["median_coverage_B"])
+                    log.info("%s = %s: objective %.4f, mean MAE %.4f", knob, value, figures["objective"],
+                             figures["mean_mae"])
     return best, trials
 
 
 def markdown(start: dict[str, Any], best: dict[str, Any], ceiling: dict[str, float], n_logs: int, split: str,
              model_dir: Path) -> str:
-    """The starting and the best setting side by side, with their figures and the best setting's ceiling."""
+    """The starting and the best setting side by side, with their figures per style and the best setting's ceiling."""
     lines = ["| | start | best | best, read from the true masks |", "|---|---:|---:|---:|"]
     for knob in GRID:
         lines.append(f"| `{knob}` | {start['params'][knob]} | {best['params'][knob]} | {best['params'][knob]} |")
-    for key in ("median_r2_A", "median_r2_B", "median_mae_A", "median_mae_B", "median_coverage_A",
-                "median_coverage_B", "swap_share"):
-        lines.append(f"| {key} | {start[key]:.4f} | {best[key]:.4f} | {ceiling[key]:.4f} |")
+    figures = sorted(key for key in best if key.startswith("median_")) + ["swap_share", "objective"]
+    for key in figures:
+        lines.append(f"| {key} | {start.get(key, math.nan):.4f} | {best[key]:.4f} | {ceiling.get(key, math.nan):.4f} |")
     return (f"# Path-search tuning\n\n{n_logs} logs of split `{split}`, model `{model_dir.name}`; objective: "
-            f"the lower per-curve median R^2. The last column reads the true masks instead of the net's "
-            f"probabilities: the ceiling a perfect net would reach under the best setting.\n\n"
+            f"the lowest per-style median R^2 (the gate's figure). The last column reads the true masks instead of "
+            f"the net's probabilities: the ceiling a perfect net would reach under the best setting.\n\n"
             + "\n".join(lines) + "\n")
-
-
-def _nanmedian(values: list[float]) -> float:
-    finite = [v for v in values if math.isfinite(v)]
-    return float(np.median(finite)) if finite else math.nan
 
 
 def _nanmean(values: list[float]) -> float:
@@ -192,6 +186,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     settings = load_settings(args.params, args.profile)
     model_dir = (args.model or settings.path("models") / "multiclass").resolve()
     set_dir = (args.set_dir or settings.path("synthetic") / "multiclass").resolve()
+    if args.split == settings.evaluate.split:
+        parser.error(f"split {args.split!r} is the one evaluate reports on (evaluate.split); tune on val")
+    if settings.evaluate.foreign and set_dir == (settings.path("synthetic") / settings.evaluate.foreign).resolve():
+        parser.error(f"{set_dir} is the foreign renderer's set (evaluate.foreign): it measures generalisation and is "
+                     "never tuned on; tune on the val split of paths.synthetic/multiclass")
     # Mirroring decides how the probabilities are made, so it is fixed from the profile, not searched.
     logs = load_logs(model_dir, set_dir, args.split, args.max_logs, settings.evaluate.tile_width,
                      settings.evaluate.tile_overlap, settings.extract.mirror)

@@ -40,6 +40,19 @@ class Range(_Ordered):
     max: int
 
 
+class LowerBound(_Strict):
+    """A lower bound and an optional upper one (None: no bound above)."""
+
+    min: int
+    max: int | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LowerBound:
+        if self.max is not None and self.min > self.max:
+            raise ValueError(f"range min {self.min} exceeds max {self.max}")
+        return self
+
+
 class Paths(_Strict):
     raw: Path
     ingested: Path
@@ -53,10 +66,14 @@ class Paths(_Strict):
 
 class IngestParams(_Strict):
     extensions: list[str]
+    workers: int = Field(ge=0)
+    max_pixels: int = Field(gt=0)
+    worker_memory_mb: int = Field(ge=0)
+    timeout_s: float = Field(gt=0)
 
 
 class ValidateParams(_Strict):
-    width: Range
+    width: LowerBound
     height: Range
     bits: list[int]
     max_pages: int
@@ -216,10 +233,10 @@ class TrainParams(_Strict):
 
 
 class ExtractParams(_Strict):
-    """The joint path search that turns class probabilities into curves (evaluation/trace.py)."""
+    """The path search that turns class probabilities into curves (reading/extract.py, docs/reading.md)."""
 
     min_confidence: float
-    max_candidates: int
+    max_candidates: int = Field(ge=1, le=254)  # states fit uint8 back-pointers, absent included
     jump_px: float
     absent_cost: float
     gap_cost: float
@@ -227,6 +244,7 @@ class ExtractParams(_Strict):
     share_weight: float
     max_gap: int
     mirror: bool
+    min_support: float = Field(gt=0.0, le=1.0)  # without a sidecar: share of columns a curve must show in
 
 
 class GateParams(_Strict):
@@ -241,12 +259,18 @@ class EvaluateParams(_Strict):
     tile_width: int
     tile_overlap: int
     gate: GateParams
+    # The evaluation-only set of the foreign renderer, a folder under paths.synthetic; "" = none.
+    # Evaluated beside the own split when it exists; never gated on, trained or tuned on.
+    foreign: str
 
 
 class InferParams(_Strict):
     model_uri: str
     tile_width: int
     tile_overlap: int
+    # Tallest track read (px); taller ones fail with a message naming the scan. Height is never tiled:
+    # the whole track goes through the net at once, so memory grows with it.
+    max_height: int = Field(ge=32)
 
 
 class Settings(_Strict):

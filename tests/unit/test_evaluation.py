@@ -13,11 +13,15 @@ import pytest
 import tifffile
 import torch
 
+from tests.nets import InkIsStyle
 from veernet_pipeline.config import Settings
-from veernet_pipeline.evaluation.evaluate import evaluate_model, match_binary, summarise, swap_share, truth_tracks
+from veernet_pipeline.evaluation.evaluate import evaluate_log, evaluate_model
 from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
+from veernet_pipeline.evaluation.summary import summarise, write_comparison
+from veernet_pipeline.evaluation.truth import nearest_truth, truth_band, truth_tracks
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import curve_classes, style_class
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import build_model, save_model
@@ -49,6 +53,16 @@ def test_curve_metrics_known_values_and_coverage() -> None:
     assert m["misread_share"] == pytest.approx(1 / 3)  # the 0.1 error is beyond MISREAD_TRACK, the others are not
     assert curve_metrics(truth, truth)["r2"] == pytest.approx(1.0)
     assert curve_metrics(truth, truth)["misread_share"] == 0.0
+
+
+def test_a_read_row_inside_the_band_the_curve_sweeps_is_exact() -> None:
+    truth = np.array([0.2, 0.5, 0.8])
+    lo, hi = np.array([0.2, 0.35, 0.65]), np.array([0.35, 0.65, 0.8])
+    pred = np.array([0.3, 0.4, 0.6])  # inside, inside, 0.05 above the band of the third column
+    banded = curve_metrics(pred, truth, (lo, hi))
+    # By hand: compared against 0.3, 0.4, 0.65 -> errors 0, 0, 0.05.
+    assert banded["mae"] == pytest.approx(0.05 / 3)
+    assert curve_metrics(pred, truth)["mae"] == pytest.approx((0.1 + 0.1 + 0.2) / 3)
 
 
 def test_curve_metrics_without_predictions_is_nan_with_zero_coverage() -> None:
@@ -144,54 +158,78 @@ def test_truth_tracks_names_a_missing_curve(tmp_path: Path) -> None:
         truth_tracks(tmp_path / "t.las", Calibration.from_dict(CALIB), 50, 2, 100)
 
 
-def test_match_binary_takes_the_nearer_truth() -> None:
+def test_nearest_truth_takes_the_nearer_curve() -> None:
     truth = np.array([[0.1, 0.1, np.nan, 0.1], [0.8, 0.8, 0.8, np.nan]])
     pred = np.array([0.2, 0.7, np.nan, 0.9])
-    np.testing.assert_allclose(match_binary(pred, truth), [0.1, 0.8, 0.8, 0.1])
+    np.testing.assert_array_equal(nearest_truth(pred, truth), [0, 1, 1, 0])
+
+
+def test_truth_band_is_halfway_to_each_neighbour() -> None:
+    tracks = np.array([[0.1, 0.1, 0.5, 0.2, np.nan, 0.7, 0.95, 0.05]])
+    lo, hi = truth_band(tracks)
+    # By hand: column 1 sweeps 0.1 .. halfway to 0.5 = 0.3; column 2 from 0.3 (halfway left) to 0.5, its right
+    # halfway 0.35 inside; column 3 from 0.2 to 0.35 (no right neighbour); column 5 from 0.7 to 0.825; columns
+    # 6 and 7 lie 0.9 apart, the two sides of a wrap, so neither widens the other's band.
+    np.testing.assert_allclose(lo[0], [0.1, 0.1, 0.3, 0.2, np.nan, 0.7, 0.825, 0.05])
+    np.testing.assert_allclose(hi[0], [0.1, 0.3, 0.5, 0.35, np.nan, 0.825, 0.95, 0.05])
 
 
 # --- the evaluate stage --------------------------------------------------------------------
 
-def _write_log(set_dir: Path, log_id: str, split: str, width: int, height: int) -> dict[str, object]:
-    """One synthetic log drawn from its own LAS through the calibration, like the renderer does."""
-    calib = Calibration.from_dict(CALIB)
+THIRD = {"mnemonic": "NPHI", "unit": "V/V", "top_value": 0.45, "bottom_value": -0.15, "scale": "linear"}
+
+
+def _write_log(set_dir: Path, log_id: str, split: str, width: int, height: int, styles: list[str] | None = None,
+               n_curves: int = 2) -> dict[str, object]:
+    """One synthetic log drawn from its own LAS through the calibration, like the renderer does.
+
+    Curves GR and RDEP (and NPHI as a third), each inked on the pixel nearest its drawn row and
+    labelled in the mask with the class of its style (the sidecar's, else the seeds' convention).
+    """
+    sidecar = {**CALIB, "curves": [*CALIB["curves"], THIRD][:n_curves]}
+    if styles is not None:
+        sidecar["curves"] = [{**c, "style": s} for c, s in zip(sidecar["curves"], styles, strict=True)]
+    calib = Calibration.from_dict(sidecar)
     depth = np.arange(1000.0, 1070.0, 0.25)
-    gr = 75.0 + 50.0 * np.sin(depth / 3.0)
-    rdep = 10.0 ** (1.0 + np.cos(depth / 5.0))
-    _las(set_dir / f"{log_id}.las", depth, gr, rdep)
+    las = [LasCurve("GR", "GAPI", 75.0 + 50.0 * np.sin(depth / 3.0)),
+           LasCurve("RDEP", "OHMM", 10.0 ** (1.0 + np.cos(depth / 5.0))),
+           LasCurve("NPHI", "V/V", 0.15 + 0.2 * np.sin(depth / 7.0 + 1.0))][:n_curves]
+    write_las(set_dir / f"{log_id}.las", depth, "M", las, {"WELL": "TEST 1"}, [])
     image = np.full((height, width), 255, dtype=np.uint8)
     mask = np.zeros((height, width), dtype=np.uint8)
     cols = np.arange(width)
     # By hand from CALIB: column x sits at depth 1010 + (x + 0.5) * 50 / W; GR runs 150 (top) -> 0 (bottom)
-    # linearly and RDEP 0.2 -> 2000 over 4 decades; the fraction f of the track is drawn at row f * H - 0.5.
+    # linearly, RDEP 0.2 -> 2000 over 4 decades, NPHI 0.45 -> -0.15; fraction f of the track is row f * H - 0.5.
     column_depth = 1010.0 + (cols + 0.5) * 50.0 / width
-    fractions = ((150.0 - np.interp(column_depth, depth, gr)) / 150.0,
-                 (np.log10(np.interp(column_depth, depth, rdep)) - np.log10(0.2)) / 4.0)
-    for k, fraction in enumerate(fractions):
+    to_fraction = [lambda v: (150.0 - v) / 150.0, lambda v: (np.log10(v) - np.log10(0.2)) / 4.0,
+                   lambda v: (0.45 - v) / 0.6]
+    fractions = [f(np.interp(column_depth, depth, curve.values)) for f, curve in zip(to_fraction, las, strict=False)]
+    for fraction, classes in zip(fractions, curve_classes([c.style for c in calib.curves]), strict=True):
         rows = np.clip(np.round(fraction * height - 0.5), 0, height - 1).astype(int)
         image[rows, cols] = 0
-        mask[rows, cols] = k + 1
+        mask[rows, cols] = classes[0]
     write_tiff(set_dir / f"{log_id}.tif", image)
     write_tiff(set_dir / f"{log_id}.mask.tif", mask)
     calib.write(set_dir / f"{log_id}.calib.json")
     return {"id": log_id, "image": f"{log_id}.tif", "mask": f"{log_id}.mask.tif", "calibration": f"{log_id}.calib.json",
-            "las": f"{log_id}.las", "width": width, "height": height, "well": "TEST 1", "split": split, "n_curves": 2}
+            "las": f"{log_id}.las", "width": width, "height": height, "well": "TEST 1", "split": split,
+            "n_curves": n_curves}
 
 
 def test_oracle_probabilities_recover_the_las_curves(tmp_path: Path, test_settings: Settings) -> None:
     """The mask itself as probabilities must score near-perfectly: truth and prediction agree on rows."""
     meta = _write_log(tmp_path, "a", "test", 400, 100)
     mask = tifffile.imread(tmp_path / "a.mask.tif")
-    probs = np.stack([(mask == k).astype(np.float32) for k in range(3)])
-    rows, _ = trace_curves(probs, test_settings.extract)
-    truth = truth_tracks(tmp_path / "a.las", Calibration.from_file(tmp_path / "a.calib.json"), 400, 2,
-                         meta["height"])
+    probs = np.stack([(mask == k).astype(np.float32) for k in range(7)])
+    calib = Calibration.from_file(tmp_path / "a.calib.json")
+    rows, _ = trace_curves(probs, test_settings.extract, curve_classes([c.style for c in calib.curves]))
+    truth = truth_tracks(tmp_path / "a.las", calib, 400, 2, meta["height"])
     for k in range(2):
         scores = curve_metrics((rows[k] + 0.5) / meta["height"], truth[k])
         assert scores["r2"] > 0.99 and scores["mae"] <= 0.5 / meta["height"] and scores["coverage"] > 0.95
 
 
-@pytest.mark.parametrize(("num_classes", "curves"), [(3, {"A", "B"}), (1, {"A"})])
+@pytest.mark.parametrize(("num_classes", "curves"), [(7, {"A", "B"}), (1, {"A"})])
 def test_evaluate_model_writes_metrics_csv_and_overlay(
     tmp_path: Path, test_settings: Settings, num_classes: int, curves: set[str]
 ) -> None:
@@ -219,13 +257,14 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     assert set(on_disk) == set(metrics)
     per_log = pd.read_csv(tmp_path / "eval" / "per_log.csv", dtype={"id": str})
     assert len(per_log) == 2 * len(curves) and set(per_log["curve"]) == curves and set(per_log["id"]) == {"a", "b"}
-    # What a log is like, so failures can be grouped: scale kind, curves in the track, share drawn wrapped.
-    assert set(per_log["scale"]) <= {"linear", "log"} and set(per_log["n_curves"]) <= {1, 2}
+    # What a log is like, so failures can be grouped: style, scale kind, curves in the track, height, wraps.
+    assert set(per_log["style"]) <= {"solid", "broken", "any"} and set(per_log["scale"]) <= {"linear", "log"}
+    assert set(per_log["n_curves"]) == {2} and set(per_log["height"]) == {96, 112}
     assert per_log["wrapped_share"].between(0.0, 1.0).all()
-    # The gate's figure from the CSV by a second route: pandas' median skips NaN, and a curve with no
-    # R^2 at all (an untrained net may read nothing) leaves the figure NaN.
-    by_curve = per_log.groupby("curve")["r2"].median()
-    expected = math.nan if by_curve.isna().any() else by_curve.min()
+    # The gate's figure from the CSV by a second route: the lowest per-style median (pandas' median skips NaN;
+    # a style with no R^2 at all, which an untrained net may read nothing of, leaves the figure NaN).
+    by_style = per_log.groupby("style")["r2"].median()
+    expected = math.nan if by_style.isna().any() else by_style.min()
     assert metrics["median_r2"] == pytest.approx(expected, nan_ok=True)
     assert mpimg.imread(tmp_path / "eval" / "overlay.png").shape[0] in (96, 112)
     # Two logs: each is among both the best five and the worst five.
@@ -233,36 +272,72 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
         "worst"] * 2
     assert {"median_pearson_abs", "p10_r2", "median_mae_physical", "median_swap_share",
             "median_misread_share"} <= set(metrics["curves"]["A"])
+    assert set(metrics["curve_counts"]) == {"2"} and set(metrics["heights"]) == {"standard"}
 
 
-def test_summary_takes_medians_over_logs_and_the_worst_curve() -> None:
-    def record(log: str, curve: str, r2: float, mae: float) -> dict[str, object]:
-        return {"id": log, "curve": curve, "r2": r2, "mae": mae, "swap_share": 0.25}
+def test_evaluate_log_reads_every_curve_of_a_tall_track(tmp_path: Path, test_settings: Settings) -> None:
+    """Three solid curves crossing on a 704-px track, read by a net that knows exactly where solid ink is."""
+    meta = _write_log(tmp_path, "t", "test", 1280, 704, styles=["solid"] * 3, n_curves=3)
+    pooled = MaskScores(7)
+    row = next(pd.DataFrame([meta]).itertuples(index=False))  # as evaluate_model iterates the index
+    image, truth_rows, pred_rows, records = evaluate_log(InkIsStyle(style_class("solid")).eval(), tmp_path, row,
+                                                         test_settings.evaluate, test_settings.extract, "cpu", pooled)
+    assert image.shape == (704, 1280) and truth_rows.shape == pred_rows.shape == (3, 1280)
+    assert [r["curve"] for r in records] == ["A", "B", "C"] and {r["style"] for r in records} == {"solid"}
+    assert {r["n_curves"] for r in records} == {3} and {r["height"] for r in records} == {704}
+    for record in records:
+        assert record["r2"] > 0.99 and record["coverage"] > 0.99 and record["mae"] < 1.0 / 704, record
+        assert record["curve_swap_share"] < 0.01
+    assert pooled.compute()[style_class("solid")]["iou"] > 0.99
 
-    records = [record("a", "A", 0.9, 0.01), record("b", "A", 0.5, 0.02), record("c", "A", 0.7, 0.03),
-               record("a", "B", 0.2, 0.10), record("b", "B", math.nan, 0.05), record("c", "B", 0.4, math.nan)]
+
+def _record(log: str, curve: str, r2: float, mae: float, style: str, n_curves: int = 2, height: int = 96,
+            features: str = "") -> dict[str, object]:
+    return {"id": log, "curve": curve, "r2": r2, "mae": mae, "swap_share": 0.25, "style": style,
+            "n_curves": n_curves, "height": height, "features": features}
+
+
+def test_summary_takes_medians_over_logs_and_the_worst_style() -> None:
+    records = [_record("a", "A", 0.9, 0.01, "solid"), _record("b", "A", 0.5, 0.02, "solid"),
+               _record("c", "A", 0.7, 0.03, "solid", n_curves=3, height=704, features="tall,steep"),
+               _record("a", "B", 0.2, 0.10, "dashed"), _record("b", "B", math.nan, 0.05, "dotted"),
+               _record("c", "B", 0.4, math.nan, "dashed", n_curves=3, height=704, features="tall,steep"),
+               _record("c", "C", 0.6, 0.02, "solid", n_curves=3, height=704, features="tall,steep")]
     pooled = MaskScores(3)
     # Class 1: five pixels right, one false alarm, one miss; class 2: one pixel right.
     pooled.update(np.array([1, 1, 1, 1, 1, 1, 0, 2, 0, 0]), np.array([1, 1, 1, 1, 1, 0, 1, 2, 0, 0]))
     metrics = summarise(records, pooled, "test", 3)
-    # By hand: A's R^2 sorted 0.5, 0.7, 0.9 -> median 0.7, 10th percentile 0.5 + 0.2 * (0.7 - 0.5) = 0.54;
-    # B's R^2 without the NaN: 0.2, 0.4 -> median 0.3. MAE medians: A 0.02, B (0.10, 0.05) -> 0.075.
+    # By hand: A's R^2 sorted 0.5, 0.7, 0.9 -> median 0.7, 10th percentile 0.5 + 0.2 * (0.7 - 0.5) = 0.54.
     assert metrics["curves"]["A"]["median_r2"] == pytest.approx(0.7)
     assert metrics["curves"]["A"]["p10_r2"] == pytest.approx(0.54)
-    assert metrics["curves"]["B"]["median_r2"] == pytest.approx(0.3)
-    assert metrics["median_r2"] == pytest.approx(0.3) and metrics["median_mae"] == pytest.approx(0.075)
-    assert metrics["swap_share"] == pytest.approx(0.25)
+    # Styles: solid 0.9, 0.5, 0.7, 0.6 -> 0.65; dashed 0.2, 0.4 -> 0.3; dotted only NaN -> NaN.
+    assert metrics["styles"]["solid"]["median_r2"] == pytest.approx(0.65)
+    assert metrics["styles"]["dashed"]["median_r2"] == pytest.approx(0.3)
+    assert math.isnan(metrics["median_r2"])  # a style never read fails the gate
+    # Curve counts and heights: the three rows of log c are the 3-curve and the tall ones (0.7, 0.4, 0.6 -> 0.6).
+    assert metrics["curve_counts"]["3"]["n"] == 3 and metrics["curve_counts"]["3"]["median_r2"] == pytest.approx(0.6)
+    assert metrics["heights"]["tall"]["median_r2"] == pytest.approx(0.6) and metrics["heights"]["standard"]["n"] == 4
+    assert set(metrics["features"]) == {"tall", "steep"} and metrics["features"]["steep"]["n"] == 3
+    assert metrics["swap_share"] == pytest.approx(0.25) and metrics["gate_figure"] == "lowest per-style median R^2"
     # Class 1: tp 5, fp 1, fn 1 -> IoU = 5 / (5 + 1 + 1).
     assert metrics["classes"]["1"]["iou"] == pytest.approx(5 / 7)
-    never_read = summarise([record("a", "A", 0.9, 0.01), record("a", "B", math.nan, math.nan)], pooled, "test", 1)
-    assert math.isnan(never_read["median_r2"])  # a curve never read fails the gate
+    read = summarise([r for r in records if r["style"] != "dotted"], pooled, "test", 3)
+    # By hand: per-style medians 0.65 (solid) and 0.3 (dashed) -> the gate's figure is 0.3; MAE medians
+    # solid (0.01, 0.02, 0.03, 0.02) -> 0.02, dashed (0.10) -> 0.10, the highest.
+    assert read["median_r2"] == pytest.approx(0.3) and read["median_mae"] == pytest.approx(0.10)
 
 
-def test_swap_share_counts_crossed_columns() -> None:
-    truth = np.array([[0.2, 0.2, 0.2, 0.2], [0.8, 0.8, 0.8, np.nan]])
-    pred = np.array([[0.21, 0.79, 0.2, 0.2], [0.79, 0.21, 0.8, 0.8]])
-    assert swap_share(pred, truth) == pytest.approx(1 / 3)  # column 1 of the 3 with all four values
-    assert math.isnan(swap_share(pred[:1], truth[:1]))
+def test_comparison_sets_own_and_foreign_side_by_side(tmp_path: Path) -> None:
+    pooled = MaskScores(3)
+    own = summarise([_record("a", "A", 0.9, 0.01, "solid"), _record("b", "A", 0.8, 0.02, "solid")], pooled, "test", 2)
+    foreign = summarise([_record("x", "A", 0.6, 0.05, "solid")], pooled, "test", 1)
+    rows = write_comparison(tmp_path, own, foreign)
+    solid = {r["figure"]: r for r in rows if r["section"] == "styles" and r["group"] == "solid"}
+    # By hand: own median R^2 0.85, foreign 0.6 -> gap 0.25; MAE 0.015 vs 0.05 -> gap 0.035 (foreign worse).
+    assert solid["median R²"]["own"] == pytest.approx(0.85) and solid["median R²"]["gap"] == pytest.approx(0.25)
+    assert solid["median MAE"]["gap"] == pytest.approx(0.035)
+    assert "| solid | median R² | 0.8500 | 0.6000 | 0.2500 |" in (tmp_path / "comparison.md").read_text()
+    assert json.loads((tmp_path / "comparison.json").read_text())["foreign"]["n_logs"] == 1
 
 
 def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Settings) -> None:

@@ -1,85 +1,247 @@
-"""The joint Viterbi path keeps each curve's identity on hand-drawn class maps."""
+"""The path search reads every requested curve, keeps identities through crossings and follows steep strokes.
+
+All maps are hand-painted (tests/maps.py): the rows each curve must read are known by construction.
+"""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
 
+from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
-from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.io.classes import curve_classes, style_class
+from veernet_pipeline.reading.candidates import Candidates, find_candidates
+from veernet_pipeline.reading.extract import curve_groups, trace_curves
+from veernet_pipeline.reading.paths import SKIP_COLUMNS, crossing_penalty, transitions, viterbi, viterbi_single
 
 H, W = 96, 600
+X = np.arange(W)
+SOLID, DASHED, DOTTED, DASH_DOT, LONG_DASH = (style_class(s) for s in
+                                              ("solid", "dashed", "dotted", "dash_dot", "long_dash"))
 
 
-def _paint(probs: np.ndarray, rows: np.ndarray, cls: int, share: float, columns: np.ndarray) -> None:
-    """Ink 2 px tall at `rows` in `columns`, `share` of it credited to class `cls`, the rest to the other curve."""
-    other = 3 - cls
-    for x in columns:
-        y = int(round(rows[x]))
-        for yy in (y, y + 1):
-            if 0 <= yy < H:
-                probs[:, yy, x] = 0.0
-                probs[cls, yy, x] += 0.95 * share
-                probs[other, yy, x] += 0.95 * (1 - share)
-                probs[0, yy, x] = 0.05
+def _assert_follows(rows: np.ndarray, truths: list[np.ndarray], min_apart: float = 4.0, tol: float = 1.0) -> None:
+    """Each read curve is within `tol` px of its own truth wherever the truths lie `min_apart` px apart."""
+    truth = np.stack([centre(t) for t in truths])
+    gaps = np.abs(truth[:, None] - truth[None]) + np.eye(len(truths))[:, :, None] * 1e9
+    apart = gaps.min(axis=(0, 1)) >= min_apart
+    for k in range(len(truths)):
+        missed = int((~np.isfinite(rows[k, apart])).sum())
+        assert missed == 0, f"curve {k} not read in {missed} columns"
+        error = np.abs(rows[k, apart] - truth[k, apart])
+        worst = int(np.arange(rows.shape[1])[apart][error.argmax()])
+        assert error.max() <= tol, f"curve {k}: worst column {worst} off by {error.max():.1f} px"
 
 
-def _maps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    x = np.arange(W)
-    truth_a = 48 + 30 * np.sin(x / 60.0)  # crosses B several times
-    truth_b = np.full(W, 46.0) + 0.02 * x
-    probs = np.zeros((3, H, W))
-    probs[0] = 1.0
-    dashes = x[(x % 28) < 18]  # curve B dashed: 18 px ink, 10 px gap
-    _paint(probs, truth_b, 2, 0.8, dashes)
-    gap = (x >= 300) & (x < 420)  # a 120-column faded stretch of curve A
-    _paint(probs, truth_a, 1, 0.8, x[~gap])
-    # Where the curves cross, the ink is shared and the class evidence is a coin toss.
-    crossing = np.abs(truth_a - truth_b) < 2
-    probs[1:, :, crossing] = np.where(probs[0:1, :, crossing] < 0.5, 0.475, probs[1:, :, crossing])
-    # A stretch where the net mistakes dashed B for solid A: B's ink credited 70 % to class 1.
-    confused = (x >= 150) & (x < 250) & (np.abs(truth_a - truth_b) > 6)
-    for col in x[confused]:
-        ink = probs[0, :, col] < 0.5
-        ink[np.abs(np.arange(H) - truth_a[col]) < 3] = False
-        probs[1, ink, col], probs[2, ink, col] = 0.8, 0.15
-    # A grid line: a row of weak, unlabelled ink across the whole track.
-    probs[:, 80, :] = [[0.68], [0.16], [0.16]]
-    return probs, truth_a, truth_b
+def test_three_styles_crossing_keep_their_identities(test_settings: Settings) -> None:
+    truths = [48 + 30 * np.sin(X / 60.0), 46 + 0.02 * X, 15 + 0.11 * X]
+    probs = blank(H, W)
+    paint(probs, truths[0], SOLID)
+    paint(probs, truths[1], DASHED, dashes(W, 18, 10))
+    paint(probs, truths[2], LONG_DASH, dashes(W, 40, 10, phase=5))
+    probs[1, 88:91, :] = 0.9  # a stretch of other ink (lettering, a flag): never a curve
+    probs[0, 88:91, :] = 0.1
+    rows, confidence = trace_curves(probs, test_settings.extract, [(SOLID,), (DASHED,), (LONG_DASH,)])
+    assert rows.shape == (3, W)
+    _assert_follows(rows, truths)
+    assert np.nanmax(rows) < 85  # nothing read on the other ink at rows 88-90
+    # Dash gaps are bridged with confidence 0; ink read with the curve's share x peak.
+    assert (confidence[1, 20:28] == 0).all() and (confidence[1, 5:15] > 0.9).all()
 
 
-def test_identity_survives_crossings_dashes_and_a_grid_line(test_settings: Settings) -> None:
-    probs, truth_a, truth_b = _maps()
-    params: ExtractParams = test_settings.extract
-    assert params.max_gap == 40
-    rows, confidence = trace_curves(probs, params)
-    apart = np.abs(truth_a - truth_b) > 3  # at a crossing both curves read the shared ink
-    a_ok = np.isfinite(rows[0]) & apart
-    # Curve A: never swapped to B or the grid line where it was read (2-px trace: centre at +0.5).
-    assert np.abs(rows[0, a_ok] - (truth_a[a_ok] + 0.5)).max() <= 1.0
-    assert np.nanmax(np.abs(rows[0, ~apart] - truth_a[~apart])) < 4
-    # Curve B: its dash gaps (10 columns) are bridged; every column is within a pixel of the truth.
-    assert np.isfinite(rows[1]).all()
-    assert np.abs(rows[1, apart] - (truth_b[apart] + 0.5)).max() <= 1.5
-    # The 120-column gap in A stays empty (longer than max_gap); nothing is invented there.
-    assert np.isnan(rows[0, 310:410]).all()
-    assert (confidence[0, 310:410] == 0).all()
-    # Bridged dash gaps are flagged with zero confidence.
-    assert (confidence[1, 20:28] == 0).all() and (confidence[1, 4:18] > 0.5).all()
+def test_four_styles_crossing_each_other(test_settings: Settings) -> None:
+    truths = [48 + 30 * np.sin(X / 60.0), 46 + 0.02 * X, 15 + 0.11 * X, 75 - 0.09 * X]
+    probs = blank(H, W)
+    paint(probs, truths[0], SOLID)
+    paint(probs, truths[1], DASHED, dashes(W, 18, 10))
+    paint(probs, truths[2], LONG_DASH, dashes(W, 40, 10, phase=5))
+    phase = (X + 5) % 24
+    dash_dot = X[(phase < 12) | (phase >= 16) & (phase < 19)]  # dash 12, gap 4, dot 3, gap 5
+    paint(probs, truths[3], DASH_DOT, dash_dot)
+    rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (DASHED,), (LONG_DASH,), (DASH_DOT,)])
+    _assert_follows(rows, truths)
 
 
-def test_single_curve_and_shape_errors(test_settings: Settings) -> None:
-    probs, truth_a, _ = _maps()
-    single = np.stack([probs[0], probs[1] + probs[2]])
-    single[:, 80, :] = [[1.0], [0.0]]
-    rows, _ = trace_curves(single, test_settings.extract)
+def test_two_curves_of_one_style_crossing_keep_their_lines(test_settings: Settings) -> None:
+    truths = [48 + 30 * np.sin(X / 60.0), 46 + 0.01 * X]  # cross six times
+    probs = blank(H, W)
+    paint(probs, truths[0], SOLID)
+    paint(probs, truths[1], SOLID)
+    rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)])
+    # Curves drawn alike come out in order of mean row, top first (by hand: 48 + 30 mean(sin) vs 46 + 3).
+    means = [float(np.mean(t)) for t in truths]
+    assert means[1] < means[0]
+    _assert_follows(rows, [truths[1], truths[0]])
+
+
+def test_a_dashed_curve_through_a_solid_one(test_settings: Settings) -> None:
+    truths = [np.full(W, 40.0), 10 + 0.12 * X]  # the dashed curve crosses the solid one at column 250
+    probs = blank(H, W)
+    paint(probs, truths[1], DASHED, dashes(W, 18, 10))
+    paint(probs, truths[0], SOLID)  # the solid curve holds the crossing pixels
+    rows, _ = trace_curves(probs, test_settings.extract, curve_classes([None, None]))  # the seeds' convention
+    _assert_follows(rows, truths)
+    # Through the crossing the dashed curve is bridged along its own line, never pulled onto the solid one.
+    crossing = slice(240, 262)
+    # Where the solid curve covers part of its pen, the dashed one is read on the pixels it still holds: 1.5 px.
+    np.testing.assert_allclose(rows[1, crossing], centre(truths[1])[crossing], atol=1.5)
+    np.testing.assert_allclose(rows[0], 40.5)  # read on its own class's pixels where the two inks meet
+
+
+def test_four_curves_of_one_style_are_read_by_peeling(test_settings: Settings) -> None:
+    """Four solid lines crossing each other at six points: more than one exact joint search reads."""
+    truths = [20 + 0.25 * X, 180 - 0.25 * X, 60 + 0.1 * X, 150 - 0.12 * X]
+    probs = blank(200, W)
+    for truth in truths:
+        paint(probs, truth, SOLID)
+    rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,)] * 4)
+    by_mean = sorted(truths, key=lambda t: float(np.mean(t)))  # by hand: 89.95, 94.9, 105.1, 114.1
+    _assert_follows(rows, by_mean)
+
+
+def test_a_stroke_across_most_of_the_track_in_three_columns_is_followed(test_settings: Settings) -> None:
+    height, width = 200, 300
+    truth = np.full(width, 10.0)
+    truth[150:153] = [70.0, 190.0, 70.0]  # a spike over 90 % of the track and back within three columns
+    truth[153:218] = 12.0
+    truth[218:] = [60.0, 125.0] + [185.0] * (width - 220)  # a step across the track
+    probs = blank(height, width)
+    paint(probs, truth, SOLID, pen=1)
+    params = test_settings.extract.model_copy(update={"jump_px": 4.0})
+    rows, _ = trace_curves(probs, params, [(SOLID,)])
+    assert np.isfinite(rows).all()  # coverage 1, across the spike and the step
+    # The spike's tip column reads the tip (the curve's value at that column's depth), not its run's middle.
+    assert rows[0, 151] == pytest.approx(190.0)
+    # A column the stroke passes through reads the middle of its run: halfway rows 40..130 by hand.
+    assert rows[0, 150] == pytest.approx(85.0, abs=1.0)
+    assert rows[0, 219] == pytest.approx((92.5 + 155.0) / 2, abs=1.0)
+    flat = np.r_[0:149, 154:217, 221:width]
+    np.testing.assert_allclose(rows[0, flat], truth[flat], atol=0.5)
+
+
+def test_a_jump_across_paper_still_costs(test_settings: Settings) -> None:
+    params = test_settings.extract
+    probs = blank(H, 200)
+    paint(probs, np.full(200, 20.0), SOLID, p=0.6)  # the curve, faintly
+    paint(probs, np.full(200, 80.0), SOLID, np.arange(80, 88), p=0.99)  # 8 columns of strong ink 58 rows away
+    rows, _ = trace_curves(probs, params, [(SOLID,)])
+    # By hand: the strong ink saves 8 x (-log 0.6 + log 0.99) = 4.0; getting there and back costs 2 x 58 / jump_px
+    # across the paper, or 2 x (leave + one column absent + re-enter) = 11 through absence.
+    np.testing.assert_allclose(rows[0], 20.5)
+    # By hand: runs at rows 20-21 and 80-81 have 58 paper rows between them; touching runs have none.
+    cands = find_candidates(probs, [(SOLID,)], params.max_candidates, params.min_confidence)
+    cost = transitions(cands, params, H)
+    before, near, far = (int(np.nanargmin(cands.centre[0, 79])), int(np.nanargmin(cands.centre[0, 80])),
+                         int(np.nanargmax(cands.centre[0, 80])))
+    assert cost[79, before, far] == pytest.approx(58 / params.jump_px + 60 / H)  # + the middle's travel, 60 rows
+    assert cost[79, before, near] == 0.0
+
+
+@pytest.mark.parametrize("g", [1, 2, 3])
+def test_joint_viterbi_is_exact(g: int) -> None:
+    """The joint search's path costs what the cheapest of all paths costs, found by enumerating every path."""
+    rng = np.random.default_rng([11, g])
+    width, n = {1: 5, 2: 4, 3: 3}[g], 3  # 3^(g W) paths: 243, 6561, 19683
+    emission = rng.uniform(0, 3, size=(1, g, width, n))
+    transition = rng.uniform(0, 3, size=(width - 1, n, n))
+    penalty = crossing_penalty(g, n, 0.7)
+
+    def cost(states: np.ndarray) -> float:  # states (g, W)
+        total = sum(emission[0, k, x, states[k, x]] for k in range(g) for x in range(width))
+        total += sum(transition[x - 1, states[k, x - 1], states[k, x]] for k in range(g) for x in range(1, width))
+        return total + sum(penalty[tuple(states[:, x])] for x in range(width))
+
+    every = (np.array(p).reshape(g, width) for p in itertools.product(range(n), repeat=g * width))
+    best = min(cost(p) for p in every)
+    assert cost(viterbi(emission, transition, 0.7)[0]) == pytest.approx(best)
+
+
+def test_single_curve_viterbi_with_skips_is_exact(test_settings: Settings) -> None:
+    """Against every path: a run of absent columns between two candidates costs the cheaper of going through
+    absence (leave, absent columns, re-enter) and a skip in place (absent columns, then the move between runs)."""
+    params = test_settings.extract.model_copy(update={"max_candidates": 2})
+    rng = np.random.default_rng([13, 1])
+    width, m = 7, 2
+    top = rng.integers(0, 40, size=(width, m)).astype(float)
+    cands = Candidates(top=top, bottom=top + rng.integers(0, 6, size=(width, m)), peak=np.ones((width, m)),
+                       centre=top[None] + 1.0, share=np.ones((1, width, m)))
+    emission = np.concatenate([rng.uniform(0, 3, size=(1, width, m)), np.full((1, width, 1), params.absent_cost)],
+                              axis=2)
+    step = transitions(cands, params, 48)
+    skip = {d: transitions(cands, params, 48, d) for d in range(2, width)}
+
+    def cost(path: tuple[int, ...]) -> float:
+        total = float(sum(emission[0, x, s] for x, s in enumerate(path)))
+        present = [x for x, s in enumerate(path) if s < m]
+        total += sum(step[x - 1, path[x - 1], path[x]] for x in range(1, width)
+                     if not (path[x - 1] == m and path[x] == m))
+        for a, b in zip(present, present[1:], strict=False):  # a skip may replace leaving and re-entering
+            if 2 <= b - a <= SKIP_COLUMNS:
+                through = step[a, path[a], m] + step[b - 1, m, path[b]]
+                total += min(0.0, skip[b - a][a, path[a], path[b]] - through)
+        return total
+
+    best = min(cost(p) for p in itertools.product(range(m + 1), repeat=width))
+    found = viterbi_single(emission, cands, params, 48)[0]
+    assert cost(tuple(found)) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("period", [4, SKIP_COLUMNS])
+def test_a_dotted_curve_is_followed_dot_by_dot(test_settings: Settings, period: int) -> None:
+    """One-column dots `period` columns apart, up to the longest skip: each gap is jumped in place.
+
+    By hand (absent_cost 1.5, gap_cost 2): a dot costs about -1.5 log 0.95 = 0.08 to sit on, so a
+    gap of period - 1 columns costs (period - 1) x 1.5 by a skip, 4 more through absence, and the
+    dot saves 1.4 over leaving it unread.
+    """
+    truth = 40 + 20 * np.sin(X / 70.0)
+    probs = blank(H, W)
+    dots = X[X % period == 0]
+    paint(probs, truth, DOTTED, dots)
+    rows, _ = trace_curves(probs, test_settings.extract, [(DOTTED,)])
+    read = slice(0, int(dots[-1]) + 1)  # from the first dot to the last, gaps bridged
+    assert np.isfinite(rows[0, read]).all()
+    np.testing.assert_allclose(rows[0, read], centre(truth)[read], atol=1.5)
+
+
+def test_a_gap_longer_than_a_skip_is_not_bridged_in_place(test_settings: Settings) -> None:
+    """Dots `SKIP_COLUMNS` + 1 apart: a skip no longer reaches; through absence a gap costs 4 more than the
+    dot saves, so nothing is read (the evidence a dash pattern's gap of that length would need is a dash)."""
+    probs = blank(H, W)
+    paint(probs, np.full(W, 40.0), DOTTED, X[X % (SKIP_COLUMNS + 1) == 0])
+    rows, _ = trace_curves(probs, test_settings.extract, [(DOTTED,)])
+    assert np.isnan(rows).all()
+
+
+def test_groups_follow_shared_classes() -> None:
+    assert curve_groups([(2,), (3,), (4,)]) == [[0], [1], [2]]
+    assert curve_groups([(2,), (3,), (2,)]) == [[0, 2], [1]]
+    assert curve_groups(curve_classes([None, None, None])) == [[0, 1, 2]]  # a third curve may be any style
+
+
+def test_binary_map_reads_one_curve_and_shapes_are_checked(test_settings: Settings) -> None:
+    probs = blank(H, W, channels=2)
+    truth = 48 + 30 * np.sin(X / 60.0)
+    paint(probs, truth, 1)
+    rows, _ = trace_curves(probs, test_settings.extract)
     assert rows.shape == (1, W)
-    with pytest.raises(ValueError, match="C = 2"):
+    np.testing.assert_allclose(rows[0], centre(truth), atol=1.0)
+    with pytest.raises(ValueError, match="C = 7"):
         trace_curves(np.zeros((4, 8, 8)), test_settings.extract)
+    with pytest.raises(ValueError, match="classes of each curve"):
+        trace_curves(blank(8, 8), test_settings.extract)
 
 
 def test_empty_map_gives_no_curve(test_settings: Settings) -> None:
-    probs = np.zeros((3, 32, 64))
-    probs[0] = 1.0
-    rows, confidence = trace_curves(probs, test_settings.extract)
+    rows, confidence = trace_curves(blank(32, 64), test_settings.extract, [(SOLID,), (DASHED,)])
     assert np.isnan(rows).all() and (confidence == 0).all()
+    rows, _ = trace_curves(blank(32, 64), test_settings.extract, [])
+    assert rows.shape == (0, 64)
+
+
+def test_params_bound_the_candidates(test_settings: Settings) -> None:
+    with pytest.raises(ValueError, match="max_candidates"):
+        ExtractParams.model_validate({**test_settings.extract.model_dump(), "max_candidates": 300})

@@ -10,15 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.nets import InkIsCurve, untrained_veernet
+from tests.maps import run_extents
+from tests.nets import InkIsCurve, InkIsStyle, untrained_veernet
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
 from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, write_qc_png
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
+from veernet_pipeline.reading.predict import predict_probs
 
 # --- digitize_scan -------------------------------------------------------------------------
 
@@ -57,6 +59,81 @@ def test_digitize_scan_without_calibration_stays_in_track_units(test_settings: S
     np.testing.assert_array_equal(result.depth, np.arange(400))
     np.testing.assert_allclose(result.curves[0].values[:300], (rows[:300] + 0.5) / 100, atol=1e-4)
     assert [c.mnemonic for c in result.curves] == ["CURVE_A", "CURVE_A_CONF"]
+
+
+def _draw(image: np.ndarray, rows: np.ndarray) -> None:
+    """Ink a 1-px pen along `rows`, each column's run reaching halfway to its neighbours (the renderer's rule)."""
+    low, high = run_extents(rows, pen=1)
+    for x in range(image.shape[1]):
+        image[low[x]:high[x] + 1, x] = 0
+
+
+@pytest.mark.parametrize("height", [497, 1024])
+def test_tall_and_odd_tracks_are_read_at_native_height(test_settings: Settings, height: int) -> None:
+    """A 497-px and a 1,024-px track (taller than the training sets): padded to a multiple of 32, never resized."""
+    width = 600
+    x = np.arange(width)
+    rows = np.round(height / 2 + 0.45 * height * np.sin(x / 150.0))
+    image = np.full((height, width), 255, dtype=np.uint8)
+    _draw(image, rows)
+    result = digitize_scan(InkIsCurve().eval(), image, None, 256, 64, test_settings.extract, max_height=1280)
+    assert result.rows.shape == (1, width)
+    low, high = run_extents(rows, pen=1)
+    # Every column reads a row of the run its column inks: the row itself where the run is one pixel.
+    assert ((result.rows[0] >= low) & (result.rows[0] <= high)).all()
+    flat = high == low
+    assert flat.sum() >= 10 and np.abs(result.rows[0, flat] - rows[flat]).max() == 0.0
+    np.testing.assert_allclose(result.curves[0].values, (result.rows[0] + 0.5) / height)
+    # A real VeerNet takes the odd height as it is: probabilities for exactly the pixels of the track.
+    assert predict_probs(untrained_veernet(test_settings, 7), image[:, :128], 128, 0).shape == (7, height, 128)
+
+
+def test_a_track_above_max_height_fails_naming_the_scan_and_the_param(test_settings: Settings) -> None:
+    image = np.full((1300, 256), 255, dtype=np.uint8)
+    with pytest.raises(ValueError, match=r"kansas\.tif: the track is 1300 px tall, above infer\.max_height = 1280"):
+        digitize_scan(InkIsCurve().eval(), image, None, 256, 64, test_settings.extract, max_height=1280,
+                      source="kansas.tif")
+
+
+def test_every_curve_the_sidecar_names_is_written(test_settings: Settings, tmp_path: Path) -> None:
+    width, height = 500, 160
+    x = np.arange(width)
+    truths = [np.round(40 + 0.15 * x), np.round(120 - 0.12 * x), np.round(80 + 25 * np.sin(x / 50.0))]
+    image = np.full((height, width), 255, dtype=np.uint8)
+    for rows in truths:
+        _draw(image, rows)
+    names = ["GR", "CALI", "SP"]
+    calib = Calibration.from_dict({"depth": {"top": 0.0, "bottom": 50.0, "unit": "M"},
+                                   "curves": [{"mnemonic": n, "top_value": 0, "bottom_value": 1, "style": "solid"}
+                                              for n in names]})
+    result = digitize_scan(InkIsStyle(style_class("solid")).eval(), image, calib, 256, 64, test_settings.extract)
+    assert [c.mnemonic for c in result.curves] == ["GR", "GR_CONF", "CALI", "CALI_CONF", "SP", "SP_CONF"]
+    assert "solid" in result.curves[0].descr
+    # Three curves drawn alike: listed top first (by hand, mean rows 77.4, 90.1, 84.6 -> GR, SP, CALI).
+    expected = [truths[0], truths[2], truths[1]]
+    for k, rows in enumerate(expected):
+        values = result.curves[2 * k].values
+        apart = np.min([np.abs(rows - other) for other in truths if other is not rows], axis=0) > 3
+        np.testing.assert_allclose(values[apart], (rows[apart] + 0.5) / height, atol=1.0 / height)
+    png = tmp_path / "qc.png"
+    write_qc_png(png, image, result.rows, result.confidence)
+    assert mpimg.imread(png).shape[:2] == (height, width)
+
+
+def test_without_a_sidecar_every_curve_the_map_supports_is_read(test_settings: Settings) -> None:
+    width, height = 500, 128
+    x = np.arange(width)
+    image = np.full((height, width), 255, dtype=np.uint8)
+    _draw(image, np.round(30 + 0.1 * x))
+    _draw(image, np.round(100 - 0.05 * x))
+    image[5:8, 100:104] = 0  # a speck: a run in 4 of 500 columns, far below min_support
+    result = digitize_scan(InkIsStyle(style_class("solid")).eval(), image, None, 256, 64, test_settings.extract)
+    assert [c.mnemonic for c in result.curves] == ["CURVE_A", "CURVE_A_CONF", "CURVE_B", "CURVE_B_CONF"]
+    assert result.curves[0].descr.startswith("curve A, solid") and not result.calibrated
+    assert any("2 curves found" in note for note in result.notes)
+    upper, lower = np.round(30 + 0.1 * x), np.round(100 - 0.05 * x)  # they cross at column 466
+    apart = np.abs(upper - lower) > 3
+    np.testing.assert_allclose(result.rows[0, apart & (x < 466)], upper[apart & (x < 466)], atol=0.5)  # upper first
 
 
 def test_qc_png_is_native_pixels_on_the_least_confident_window(tmp_path: Path) -> None:
@@ -116,7 +193,10 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     uncal_depth, uncal_curves, _ = read_curves(out / index.loc[1, "las"])
     np.testing.assert_array_equal(uncal_depth, np.arange(320))
     assert UNCALIBRATED_NOTE in (out / index.loc[1, "las"]).read_text()
-    assert all(math.isnan(v) or 0 <= v <= 1 for v in uncal_curves["CURVE_A"])
+    # Without a sidecar an untrained net's map decides how many curves there are; each is in track units.
+    assert all(name.startswith("CURVE_") for name in uncal_curves)
+    assert all(math.isnan(v) or 0 <= v <= 1 for name, values in uncal_curves.items() if not name.endswith("_CONF")
+               for v in values)
 
     mtime = las.stat().st_mtime_ns
     again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, 256, 64, test_settings.extract)

@@ -12,7 +12,6 @@ from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import pad_to_multiple
 from veernet_pipeline.reading.predict import logits_to_probs, plan_tiles, predict_probs
-from veernet_pipeline.reading.styles import MAX_CURVES, curve_probs
 from veernet_pipeline.reading.values import rows_to_values, wrap_counts
 
 # --- tiling --------------------------------------------------------------------------------
@@ -120,35 +119,3 @@ def test_rows_to_values_undoes_skew_and_wrap() -> None:
     # Exact but within half a pixel of an edge, where drawing clips to the outermost pixel row.
     np.testing.assert_allclose(read[ok], values[ok], atol=0.5 * 150.0 / height)
     np.testing.assert_array_equal(read_wraps[ok], wraps[ok])
-
-
-# --- curve_probs ---------------------------------------------------------------------------
-
-def _one_pixel(*probs: float) -> np.ndarray:
-    return np.asarray(probs, dtype=np.float32).reshape(-1, 1, 1)
-
-
-def test_curve_probs_sums_each_curves_style_classes() -> None:
-    # background, other_ink, solid, dashed, dotted, dash_dot, long_dash
-    probs = _one_pixel(0.1, 0.2, 0.3, 0.05, 0.15, 0.1, 0.1)
-    # Seeds' convention (no style named): solid, then any broken style (0.05 + 0.15 + 0.1 + 0.1 = 0.4).
-    np.testing.assert_allclose(curve_probs(probs, [None, None])[:, 0, 0], [0.3, 0.3, 0.4], atol=1e-6)
-    # Named styles: dotted and solid; the other styles and other ink count as "no curve asked for".
-    np.testing.assert_allclose(curve_probs(probs, ["dotted", "solid"])[:, 0, 0], [0.55, 0.15, 0.3], atol=1e-6)
-
-
-def test_curve_probs_splits_a_shared_style_and_reads_two_curves() -> None:
-    probs = _one_pixel(0.2, 0.0, 0.0, 0.6, 0.2, 0.0, 0.0)
-    # Two dashed curves share the dashed mass; a third named curve is beyond MAX_CURVES.
-    out = curve_probs(probs, ["dashed", "dashed", "dotted"])
-    assert MAX_CURVES == 2 and out.shape == (3, 1, 1)
-    np.testing.assert_allclose(out[:, 0, 0], [0.4, 0.3, 0.3], atol=1e-6)
-
-
-def test_curve_probs_passes_a_binary_net_and_refuses_other_counts() -> None:
-    binary = _one_pixel(0.7, 0.3)
-    assert curve_probs(binary, ["solid", "dashed"]) is binary
-    with pytest.raises(ValueError, match="C = 2 .* or 7"):
-        curve_probs(_one_pixel(0.2, 0.3, 0.5), [None, None])
-    with pytest.raises(ValueError, match="names no curves"):
-        curve_probs(_one_pixel(*[1 / 7] * 7), [])

@@ -37,11 +37,12 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
     model = build_model(test_settings.model, NUM_CLASSES)
     save_model(root / "model", model, test_settings.model, NUM_CLASSES)
     with store.stage_run(root, "train_multiclass", {"train": {"epochs": 1}}, {"profile": "test"}):
-        store.log_epoch(1, {"loss": 0.5, "note": "skipped", "val_iou": [0.99, 0.4, None]})
+        store.log_epoch(1, {"loss": 0.5, "note": "skipped", "per_item": [0.2, float("nan")],
+                            "val_iou": {"background": 0.99, "solid": 0.4, "dashed": None}})
         version = store.log_model(root / "model", "veernet-multiclass")
         run_id = mlflow.active_run().info.run_id
     logged = mlflow.get_run(run_id).data.metrics
-    assert logged == {"loss": 0.5, "val_iou_0": 0.99, "val_iou_1": 0.4}
+    assert logged == {"loss": 0.5, "val_iou.background": 0.99, "val_iou.solid": 0.4, "per_item_0": 0.2}
     assert version == "1"
     assert store.alias_version(root, "veernet-multiclass", "champion") is None
     with pytest.raises(LookupError, match="alias 'champion' is not set"):
@@ -58,7 +59,7 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
     pyfunc = mlflow.pyfunc.load_model("models:/veernet-multiclass@champion")
     for width in (320, 352):
         probs = pyfunc.predict(np.full((96, width), 255, np.uint8), params={"tile_width": 256, "tile_overlap": 64})
-        assert probs.shape == (3, 96, width)
+        assert probs.shape == (NUM_CLASSES, 96, width)
         np.testing.assert_allclose(probs.sum(axis=0), 1.0, rtol=1e-5)
 
 

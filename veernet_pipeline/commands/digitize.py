@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_dir, version = store.download_model(settings.root, uri, settings.path("models") / "registry")
         label = f"{uri} (version {version})"
     result = digitize_file(args.scan, args.out, load_model(model_dir), label, settings.infer.tile_width,
-                           settings.infer.tile_overlap, settings.extract, args.calibration, args.qc)
+                           settings.infer.tile_overlap, settings.extract, args.calibration, args.qc,
+                           settings.infer.max_height)
     return {"las": str(args.out), "qc": str(args.qc) if args.qc else None, "calibrated": result.calibrated,
             "columns": len(result.depth), "curves": [c.mnemonic for c in result.curves], "model": label}

@@ -41,7 +41,7 @@ def summarize(settings: Settings) -> dict[str, Any]:
         f"scans: {counts['files']} in, {counts['validated']} accepted, {counts['quarantined']} quarantined",
         *(f"  quarantined {row.path}: {row.reason_code} ({row.reason})" for row in quarantine.itertuples()),
         f"held-out logs: {evaluation['result']['counts']['logs']}; "
-        f"median R^2 {metrics['median_r2']:.4f}, median MAE {metrics['median_mae']:.4f} (track units, worst curve)",
+        f"median R^2 {metrics['median_r2']:.4f}, median MAE {metrics['median_mae']:.4f} (track units, worst style)",
         f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
         f"(threshold {metrics['gate']['threshold'] if metrics['gate']['threshold'] is not None else 'open'})",
         f"LAS files ({len(las_files)}): {settings.path('digitized')}",

@@ -16,28 +16,25 @@ What a digitiser without a network does, so VeerNet's margin is measured against
    both sides and on line pixels only, puts them back.
    Curves that stay flat on one pixel row for W/8 columns, or vertical for H/2 rows, are taken for
    grid too: that is this method's known blind spot.
-3. Darkest-run tracking. The cleaned ink becomes pseudo-probabilities with C = 3 channels:
-   background `1 - ink`, and the ink split evenly between the two curves, since a classical tracer
-   has no way to tell solid from dashed by class. These go through `trace_curves`, the very same
-   joint Viterbi path search (same `extract:` parameters) that reads VeerNet's probabilities. So
-   the two methods differ only in the per-pixel evidence, which is the comparison we want: the
-   shared search rewards dark runs (-log peak), continuity and gap bridging equally for both.
-   There is no class evidence here, so its weight (`share_weight`) is set to 0: an even split
-   would otherwise add a constant cost to every candidate and, with a large weight, make
-   absence cheaper than any ink. Curve identity rests on continuity alone.
-   The curve identities that come out are therefore arbitrary; `best_assignment` scores a log
-   under whichever of the two identity assignments fits better.
+3. Darkest-run tracking. The cleaned ink becomes a binary pseudo-probability map (C = 2:
+   background `1 - ink`, curve ink), and every curve of the track is read from it as one group of
+   curves drawn alike, since a classical tracer has no way to tell solid from dashed. They go
+   through `trace_curves`, the very same path search (same `extract:` parameters, the same joint
+   reading of curves that share their evidence) that reads VeerNet's probabilities. So the two
+   methods differ only in the per-pixel evidence, which is the comparison we want: the shared
+   search rewards dark runs (-log peak), connected strokes and gap bridging equally for both.
+   Every curve's share of the ink is 1, so the class evidence's weight plays no part; curve
+   identity rests on continuity alone. The identities that come out are therefore arbitrary;
+   evaluation scores them as it scores any curves drawn alike, under whichever assignment of
+   traced to true curves fits best (`identity.best_assignment`).
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 from scipy import ndimage
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.evaluation.metrics import curve_metrics
 from veernet_pipeline.reading.extract import trace_curves
 
 PAPER_BLOCK = 256  # columns per paper-level estimate
@@ -113,69 +110,33 @@ def suppress_grid(ink: np.ndarray) -> np.ndarray:
 
 
 def classical_probs(image: np.ndarray) -> np.ndarray:
-    """Pseudo class probabilities of a scan: background, and the cleaned ink split evenly over two curves.
+    """Pseudo class probabilities of a scan: background and the cleaned ink.
 
     Args:
         image: the scan, ink dark (0) on light (255).
 
     Returns:
-        Channel 0 = 1 - cleaned ink, channels 1 and 2 = cleaned ink / 2 each (they sum to 1 per pixel).
+        Channel 0 = 1 - cleaned ink, channel 1 = cleaned ink (they sum to 1 per pixel).
 
     Shape:
-        image: (H, W) uint8. Returns (3, H, W) float32.
+        image: (H, W) uint8. Returns (2, H, W) float32.
     """
     clean = suppress_grid(ink_map(image))
-    half = clean / 2.0
-    return np.stack([1.0 - clean, half, half]).astype(np.float32)
+    return np.stack([1.0 - clean, clean]).astype(np.float32)
 
 
-def trace_classical(image: np.ndarray, extract: ExtractParams) -> tuple[np.ndarray, np.ndarray]:
-    """Two curves traced without learning, through the shared path search.
+def trace_classical(image: np.ndarray, extract: ExtractParams, n_curves: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """`n_curves` curves traced without learning, through the shared path search.
 
     Args:
         image: the scan, ink dark (0) on light (255).
-        extract: path-search knobs (params.yaml `extract:`), the same VeerNet is read with, except
-            `share_weight`, which is 0 (no class evidence).
+        extract: path-search knobs (params.yaml `extract:`), the same VeerNet is read with.
+        n_curves: curves the track holds (the sidecar's count).
 
     Returns:
-        `(rows, confidence)` as `trace_curves` returns them; the order of the two curves is arbitrary.
+        `(rows, confidence)` as `trace_curves` returns them; the order of the curves is arbitrary.
 
     Shape:
-        image: (H, W) uint8. rows, confidence: (2, W).
+        image: (H, W) uint8. rows, confidence: (n_curves, W).
     """
-    return trace_curves(classical_probs(image), extract.model_copy(update={"share_weight": 0.0}))
-
-
-def best_assignment(pred: np.ndarray, truth: np.ndarray) -> tuple[list[dict[str, float]], tuple[int, ...]]:
-    """Curve metrics under the best assignment of traced curves to true curves.
-
-    The tracer's curve order is arbitrary, so every way of giving each true curve its own traced
-    curve is tried; "best" = lowest mean MAE over the true curves (a true curve left without any
-    compared column counts as an MAE of 1, the whole track, so finding nothing never wins). Ties
-    keep the tracer's order.
-
-    Args:
-        pred: traced curves in track units, NaN where absent.
-        truth: true curves in track units, NaN where there is no truth; no more curves than `pred`.
-
-    Returns:
-        `(metrics, assignment)`: `curve_metrics` per true curve (truth order), and for each true
-        curve the index of the traced curve scored against it ((0, 1) = as traced, (1, 0) = swapped).
-
-    Shape:
-        pred: (K, W); truth: (N, W), 1 <= N <= K.
-    """
-    pred, truth = np.asarray(pred), np.asarray(truth)
-    if pred.ndim != 2 or truth.ndim != 2 or pred.shape[1] != truth.shape[1] or not 1 <= truth.shape[0] <= pred.shape[0]:
-        raise ValueError(f"best_assignment needs traced curves (K, W) and at most K true curves (N, W) of the same "
-                         f"width, got prediction {pred.shape} and truth {truth.shape}")
-
-    def cost(metrics: list[dict[str, float]]) -> float:
-        return float(np.mean([1.0 if np.isnan(m["mae"]) else m["mae"] for m in metrics]))
-
-    best: tuple[float, list[dict[str, float]], tuple[int, ...]] | None = None
-    for assignment in itertools.permutations(range(pred.shape[0]), truth.shape[0]):
-        metrics = [curve_metrics(pred[j], truth[k]) for k, j in enumerate(assignment)]
-        if best is None or cost(metrics) < best[0]:
-            best = (cost(metrics), metrics, assignment)
-    return best[1], best[2]
+    return trace_curves(classical_probs(image), extract, [(1,)] * n_curves)

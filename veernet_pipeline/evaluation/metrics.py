@@ -26,12 +26,16 @@ import torch
 MISREAD_TRACK = 0.02
 
 
-def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+def curve_metrics(pred: np.ndarray, truth: np.ndarray,
+                  band: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
     """R^2, MAE, MSE and coverage of one predicted curve against its truth.
 
     Args:
         pred: predicted curve in track units, NaN where the extractor found nothing.
         truth: true curve in track units, NaN where there is no truth.
+        band: (lo, hi), what the true curve sweeps over each column's depth extent
+            (`truth.truth_band`); a prediction inside it is exact, outside it is scored against
+            its nearer end. None = the truth itself (a band of zero width).
 
     Returns:
         `r2` = 1 - SS_res / SS_tot over columns where both exist (NaN with fewer than two such
@@ -56,6 +60,8 @@ def curve_metrics(pred: np.ndarray, truth: np.ndarray) -> dict[str, float]:
         return {"r2": float("nan"), "mae": float("nan"), "mse": float("nan"), "coverage": coverage, "n": 0,
                 "pearson_abs": float("nan"), "misread_share": float("nan")}
     t, p = truth[both], pred[both]
+    if band is not None:
+        t = np.clip(p, np.asarray(band[0], dtype=np.float64)[both], np.asarray(band[1], dtype=np.float64)[both])
     err = p - t
     ss_res = float(np.sum(err**2))
     ss_tot = float(np.sum((t - t.mean()) ** 2))

@@ -15,8 +15,9 @@ from veernet_pipeline.io.atomic import atomic_path
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 
 PER_LOG_COLUMNS = (
-    "id", "well", "curve", "mnemonic", "unit", "width", "height", "r2", "mae", "mse", "coverage", "n", "pearson_abs",
-    "misread_share", "swap_share", "mae_physical", "mean_confidence", "n_curves", "scale", "wrapped_share",
+    "id", "well", "curve", "mnemonic", "unit", "style", "width", "height", "n_curves", "r2", "mae", "mse", "coverage",
+    "n", "pearson_abs", "misread_share", "swap_share", "curve_swap_share", "mae_physical", "mean_confidence", "scale",
+    "wrapped_share", "features",
 )
 _CURVE_STYLES = ("-", "--", ":", "-.")
 

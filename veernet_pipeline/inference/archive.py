@@ -51,6 +51,7 @@ def digitize_validated(
     tile_width: int,
     tile_overlap: int,
     extract: ExtractParams,
+    max_height: int | None = None,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -64,6 +65,7 @@ def digitize_validated(
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
+        max_height: tallest track read (params.yaml `infer.max_height`); a taller scan fails alone.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -86,7 +88,7 @@ def digitize_validated(
                 model = load_model(model_dir, map_location=device)
             try:
                 _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
-                              las_path, qc_path, tile_width, tile_overlap, extract)
+                              las_path, qc_path, tile_width, tile_overlap, extract, max_height)
                 record["status"] = "written"
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
@@ -115,12 +117,14 @@ def _digitize_one(
     tile_width: int,
     tile_overlap: int,
     extract: ExtractParams,
+    max_height: int | None,
 ) -> None:
     """Decode, digitise and write one scan's QC PNG and LAS."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
     calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
-    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device)
+    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device,
+                           max_height=max_height, source=row.path)
     write_digitized(result, image, las_path, qc_path,
                     [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}"])

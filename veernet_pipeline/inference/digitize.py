@@ -1,10 +1,13 @@
 """One scan -> LAS curves with a per-column confidence, plus a QC picture for review.
 
-The net's class probabilities become one subpixel row per column per curve along the joint path
-of `reading.extract`; the calibration sidecar turns columns into depths and rows into values.
-Without a sidecar the output stays in track units and says so in the LAS header. Each curve gets
-a `<MNEM>_CONF` companion (class share x ink probability on the path, 0 where the curve was
-absent or bridged): the review step sorts and filters on it.
+The net's class probabilities become one subpixel row per column for every curve the sidecar
+names, each read on the evidence of its line style (`reading.extract`); the sidecar turns
+columns into depths and rows into values. Without a sidecar the output stays in track units,
+says so in the LAS header, and holds every curve the map supports (CURVE_A, CURVE_B, ... with
+their style in the description: `reading.styles`). Each curve gets a `<MNEM>_CONF` companion
+(style share x ink probability on the path, 0 where the curve was absent or bridged): the review
+step sorts and filters on it. Any width is read (tiled along depth), any height up to
+`infer.max_height` (padded to a multiple of 32 with the validity mask, never resized).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import MAX_CURVES, curve_probs
+from veernet_pipeline.reading.styles import as_style_probs, plan_reading
 from veernet_pipeline.reading.values import rows_to_values
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
-_QC_COLORS = ("red", "blue", "darkorange", "magenta")
+_QC_COLORS = ("red", "blue", "darkorange", "magenta", "darkcyan", "saddlebrown")
 
 
 @dataclass
@@ -47,6 +50,18 @@ class DigitizedLog:
     confidence: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
 
 
+def check_height(height: int, max_height: int | None, source: str) -> None:
+    """Refuse a track taller than `infer.max_height`, naming the scan and the param.
+
+    Raises:
+        ValueError: `height` exceeds `max_height` (None = no bound).
+    """
+    if max_height is not None and height > max_height:
+        raise ValueError(f"{source}: the track is {height} px tall, above infer.max_height = {max_height}; "
+                         "raise infer.max_height in params.yaml (the whole height goes through the net at once, "
+                         "so memory grows with it) or cut the track into narrower strips")
+
+
 def digitize_scan(
     model: nn.Module,
     image: np.ndarray,
@@ -55,48 +70,49 @@ def digitize_scan(
     tile_overlap: int,
     extract: ExtractParams,
     device: str = "cpu",
+    max_height: int | None = None,
+    source: str = "scan",
 ) -> DigitizedLog:
-    """Digitise one scan.
+    """Digitise one scan: every curve the calibration names, or every curve the map supports.
 
     Args:
         model: VeerNet on `device`, in eval mode.
-        image: the landscape scan, ink dark on light.
+        image: the landscape scan (any width, tiled along depth; any height up to `max_height`).
         calibration: the scan's sidecar, or None for track units.
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
         device: torch device of the model.
+        max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
+        source: names the scan in errors.
 
     Returns:
         Depth (`calibration.column_depths(W)`, or the column index), one value curve and one
-        `_CONF` curve per curve class the calibration names, header notes.
+        `_CONF` curve per curve read, header notes.
+
+    Raises:
+        ValueError: the track is taller than `max_height`.
 
     Shape:
         image: (H, W) uint8.
     """
     height, width = image.shape
-    probs = predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror)
-    styles = [c.style for c in calibration.curves] if calibration is not None else [None] * MAX_CURVES
-    rows, confidence = trace_curves(curve_probs(probs, styles), extract)
-    n_classes = rows.shape[0]
-    calib = calibration if calibration is not None else Calibration.track_units(n_classes)
-    notes = [] if calib.calibrated else [UNCALIBRATED_NOTE]
-    n_curves = min(n_classes, len(calib.curves))
-    if n_classes > n_curves:
-        notes.append(f"model separates {n_classes} curves but the calibration names {n_curves}; "
-                     f"only the first {n_curves} are written")
-    elif len(calib.curves) > n_curves:
-        notes.append(f"calibration names {len(calib.curves)} curves but the model separates only {n_curves}; "
-                     f"{', '.join(c.mnemonic for c in calib.curves[n_curves:])} not digitised")
-    notes.append("curve values along a joint path over candidate ink rows that keeps each curve's identity; "
-                 "<MNEM>_CONF = class share x ink probability on the path (0 = absent or bridged)")
+    check_height(height, max_height, source)
+    probs = as_style_probs(predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror))
+    plan = plan_reading(probs, calibration, extract)
+    rows, confidence = trace_curves(probs, extract, plan.classes)
+    calib = plan.calibration
+    notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
+    notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
+                 "<MNEM>_CONF = style share x ink probability on the path (0 = absent or bridged); "
+                 "curves drawn alike are listed top first")
     curves: list[LasCurve] = []
-    for k in range(n_curves):
+    for k, label in enumerate(plan.labels):
         scale = calib.curves[k]
         values, wraps = rows_to_values(calib, rows[k], height, k)
         if wraps.any():
             notes.append(f"{scale.mnemonic}: {int((wraps != 0).sum())} columns read on a backup scale")
-        curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)} (class {k + 1}), VeerNet"))
+        curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)}, {label}, VeerNet"))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
     return DigitizedLog(
@@ -106,8 +122,8 @@ def digitize_scan(
         well=dict(calib.well),
         notes=notes,
         calibrated=calib.calibrated,
-        rows=rows[:n_curves],
-        confidence=confidence[:n_curves],
+        rows=rows,
+        confidence=confidence,
     )
 
 
@@ -149,6 +165,7 @@ def digitize_file(
     extract: ExtractParams,
     calibration: Path | None = None,
     qc: Path | None = None,
+    max_height: int | None = None,
 ) -> DigitizedLog:
     """Digitise one TIFF on disk: `veernet digitize`.
 
@@ -162,11 +179,13 @@ def digitize_file(
         calibration: a sidecar; default the scan's own `<scan>.calib.json` or its folder's
             `tranche.calib.json`, else track units.
         qc: where to write the QC overlay, if wanted.
+        max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
     """
     image = decode_scan(scan)
     sidecar = calibration or find_sidecar(Path(scan))
     calib = Calibration.from_file(sidecar) if sidecar else None
-    result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract)
+    result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract, max_height=max_height,
+                           source=str(scan))
     notes = [f"source scan {Path(scan).name}", f"model {model_label}"]
     if sidecar:
         notes.append(f"calibration {Path(sidecar).name}")

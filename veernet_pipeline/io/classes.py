@@ -67,3 +67,15 @@ def curve_classes(styles: Sequence[str | None]) -> list[tuple[int, ...]]:
         else:
             classes.append(every_curve)
     return classes
+
+
+def style_labels(styles: Sequence[str | None]) -> list[str]:
+    """A word per curve for tables and LAS descriptions: its style, or what the convention allows.
+
+    Returns:
+        The named style; for an unnamed curve "solid", "broken" (any broken style) or "any", after
+        `curve_classes`.
+    """
+    names = {(style_class("solid"),): "solid", tuple(style_class(s) for s in BROKEN_STYLES): "broken"}
+    return [style if style is not None else names.get(classes, "any")
+            for style, classes in zip(styles, curve_classes(styles), strict=True)]

@@ -1,189 +1,260 @@
-"""Class probabilities -> curves that keep their identity: a joint Viterbi path over candidate rows.
+"""Class probabilities -> every requested curve, each keeping its identity through crossings.
 
-Reading a log column by column fails where it matters: at a crossing both curves share one
-run of ink, in a dash gap one curve has no ink at all, and on a grid line a stray run looks
-like a curve. A reader follows each curve *across* columns instead. So do we:
+Reading a log column by column fails where it matters: at a crossing two curves share one run of
+ink, in a dash gap a curve has no ink at all, and a stray run looks like a curve. A reader follows
+each curve *across* columns, and tells curves apart by their line style, as the log's legend
+does. So do we (docs/reading.md):
 
-1. Candidates. In each column, the runs of rows where some curve is likely
-   (1 - P(background) >= `min_confidence`) are candidate positions: their probability-weighted
-   centre row (subpixel), their peak probability, and each curve class's share of their mass.
-   The `max_candidates` heaviest runs per column are kept.
-2. States. A column's state says where each curve is: on candidate i, or absent. Both curves may
-   sit on the same candidate (a crossing) at a small extra cost.
-3. Costs. Emission: -log(peak) - `share_weight` x log(share of the curve's class) for a curve
-   on a candidate, a fixed `absent_cost` for an absent one. Transition, per curve: |row change| / `jump_px` between two
-   candidates (an L1 cost lets real spikes through), `gap_cost` to leave or re-enter absence.
-   The transition separates over the two curves, so each column costs O(K^3), not O(K^4).
-4. Gaps. After the best path is found, absences shorter than `max_gap` columns are bridged
-   linearly (confidence stays 0 there, so a reader can see the value was not read), unless the
-   curve re-appears more than half the track away: that is a wrap onto a backup scale, not a
-   fade. Longer absences stay NaN: a value is never invented across a real gap.
+1. Evidence. Curve k's evidence is the summed probability of its classes (`io.classes.curve_classes`:
+   the style the sidecar names, or the seeds' convention). Candidates are the heaviest runs of
+   curve ink per column (`reading.candidates`), with their extents.
+2. Groups. Curves whose classes overlap compete for the same ink, so they are read jointly
+   (exact joint Viterbi up to three, peeling beyond, `reading.paths`); curves of disjoint styles
+   are read by independent paths on their own evidence, batched into one pass.
+3. Rows. A run no taller than about twice the stroke width is read at its weighted centre. A taller
+   one is a steep stroke: where the path turns in that column (both neighbours on one side) the
+   curve's value is the run's far end, otherwise its centre (`refine_rows`).
+4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
+   curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
+   stay NaN: a value is never invented across a real gap.
+5. Identity. Curves of the same classes are interchangeable to every cost, so where two meet, the
+   one whose line before the contact continues into the other's line after it gets that line
+   (`untangle`); then they are listed top first (`same_class_order`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.reading.candidates import Candidates, find_candidates
+from veernet_pipeline.reading.paths import MAX_JOINT, emissions, peel, transitions, viterbi, viterbi_single
 
-EPS = 1e-6
+# Columns each side of a contact whose lines decide which curve continues where (`untangle`);
+# a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
+UNTANGLE_COLUMNS = 12
+UNTANGLE_MARGIN = 0.5
+CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
 
 
-def candidates(probs: np.ndarray, params: ExtractParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The heaviest runs of likely ink in every column.
+def default_classes(n_channels: int) -> list[tuple[int, ...]]:
+    """The curves a map holds when nobody says: one for a binary map (channel 1 is ink).
 
-    Returns:
-        `(rows, peak, share)`: centre row of each candidate (NaN where a column has fewer),
-        its peak curve probability, and each curve class's share of its mass.
-
-    Shape:
-        probs: (C, H, W). rows, peak: (W, K). share: (W, K, C-1), K = params.max_candidates.
+    Raises:
+        ValueError: a style-class map needs the classes per curve (from the sidecar or `detect_styles`).
     """
-    n_classes, height, width = probs.shape
-    ink = 1.0 - probs[0].astype(np.float64)
-    inside = ink >= params.min_confidence
-    starts = inside & ~np.vstack([np.zeros((1, width), dtype=bool), inside[:-1]])
-    run_id = np.cumsum(starts, axis=0) * inside
-    n_runs = int(run_id.max()) + 1
-    cols = np.broadcast_to(np.arange(width), (height, width))
-    keys = (cols * n_runs + run_id)[inside]
-    size = width * n_runs
-
-    def per_run(weights: np.ndarray) -> np.ndarray:
-        return np.bincount(keys, weights=weights, minlength=size).reshape(width, n_runs)
-
-    mass = per_run(ink[inside])
-    mass[:, 0] = 0.0  # run id 0 is "no run"
-    y = np.broadcast_to(np.arange(height, dtype=np.float64)[:, None], (height, width))[inside]
-    moment = per_run(ink[inside] * y)
-    class_mass = np.stack([per_run(probs[k].astype(np.float64)[inside]) for k in range(1, n_classes)], axis=-1)
-    peak = np.zeros((width, n_runs))
-    np.maximum.at(peak, (cols[inside], run_id[inside]), ink[inside])
-
-    k = params.max_candidates
-    order = np.argsort(-mass, axis=1, kind="stable")[:, :k]
-    picked = np.take_along_axis(mass, order, axis=1)
-    valid = picked > 0
-    rows = np.where(valid, np.take_along_axis(moment, order, axis=1) / np.maximum(picked, EPS), np.nan)
-    peaks = np.where(valid, np.take_along_axis(peak, order, axis=1), 0.0)
-    shares = np.take_along_axis(class_mass, order[..., None], axis=1) / np.maximum(
-        np.take_along_axis(class_mass.sum(axis=-1), order, axis=1), EPS)[..., None]
-    shares = np.where(valid[..., None], shares, 0.0)
-    if rows.shape[1] < k:  # fewer runs in the whole map than candidates asked for
-        pad = k - rows.shape[1]
-        rows = np.pad(rows, ((0, 0), (0, pad)), constant_values=np.nan)
-        peaks = np.pad(peaks, ((0, 0), (0, pad)))
-        shares = np.pad(shares, ((0, 0), (0, pad), (0, 0)))
-    return rows, peaks, shares
+    if n_channels == 2:
+        return [(1,)]
+    raise ValueError(f"probabilities with {n_channels} channels need the classes of each curve to read "
+                     "(io.classes.curve_classes of the sidecar's styles, or reading.styles.detect_styles)")
 
 
-def _transition(prev_rows: np.ndarray, rows: np.ndarray, params: ExtractParams) -> np.ndarray:
-    """Cost of one curve moving from each previous state to each state. Shape: (K+1, K+1)."""
-    k = rows.shape[0]
-    cost = np.full((k + 1, k + 1), np.inf)
-    jump = np.abs(prev_rows[:, None] - rows[None, :]) / params.jump_px
-    cost[:k, :k] = np.where(np.isfinite(jump), jump, np.inf)
-    prev_ok, cur_ok = np.isfinite(prev_rows), np.isfinite(rows)
-    cost[:k, k] = np.where(prev_ok, params.gap_cost, np.inf)  # a present curve leaves
-    cost[k, :k] = np.where(cur_ok, params.gap_cost, np.inf)  # an absent curve re-enters
-    cost[k, k] = 0.0
-    return cost
-
-
-def _emission(peak: np.ndarray, share: np.ndarray, rows: np.ndarray, params: ExtractParams) -> np.ndarray:
-    """Cost of one curve sitting on each candidate of each column, or absent (last state).
-
-    Shape:
-        peak, share, rows: (W, K). Returns (W, K+1).
-    """
-    # Ink presence counts fully, class evidence at `share_weight`: a net unsure which curve a trace
-    # is still knows a trace is there, and the path's continuity settles the identity.
-    evidence = -np.log(np.clip(peak, EPS, 1.0)) - params.share_weight * np.log(np.clip(share, EPS, 1.0))
-    cost = np.where(np.isfinite(rows), evidence, np.inf)
-    return np.concatenate([cost, np.full((rows.shape[0], 1), params.absent_cost)], axis=1)
-
-
-def trace_curves(probs: np.ndarray, params: ExtractParams) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and confidences of one or two curves along the best joint path.
+def trace_curves(
+    probs: np.ndarray, params: ExtractParams, classes: Sequence[Sequence[int]] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and confidences of every requested curve along the best paths.
 
     Args:
-        probs: class probabilities; channel 0 background, channels 1..C-1 the curves (C = 2 or 3).
+        probs: class probabilities: the style classes of `io.classes` (C = 7) or a binary map (C = 2).
         params: path-search knobs (params.yaml `extract:`).
+        classes: per curve, the channels that are its evidence; default one curve for a binary map.
 
     Returns:
         `(rows, confidence)`: subpixel rows (pixel centre at row + 0.5), NaN where a curve is
-        absent for more than `max_gap` columns; confidence = class share x peak probability on the
-        path, 0 where the curve was absent or bridged.
+        absent for more than `max_gap` columns; confidence = the curve's share x peak probability
+        on the path, 0 where the curve was absent or bridged.
 
     Shape:
-        probs: (C, H, W). rows, confidence: (C-1, W).
+        probs: (C, H, W). rows, confidence: (K, W), K = len(classes).
     """
     probs = np.asarray(probs)
-    if probs.ndim != 3 or probs.shape[0] not in (2, 3):
-        raise ValueError(f"probs must be (C, H, W) with C = 2 (one curve) or 3 (two curves), got {probs.shape}")
-    n_curves, width = probs.shape[0] - 1, probs.shape[2]
-    rows, peak, share = candidates(probs, params)
-    k = params.max_candidates
-    emissions = [_emission(peak, share[..., c], rows, params) for c in range(n_curves)]
-    if n_curves == 1:
-        path = _viterbi_single(rows, emissions[0], params)
-        states = path[None, :]
-    else:
-        states = _viterbi_pair(rows, emissions[0], emissions[1], params)
-    out_rows = np.full((n_curves, width), np.nan)
-    confidence = np.zeros((n_curves, width))
-    for c in range(n_curves):
-        present = states[c] < k
-        cols = np.nonzero(present)[0]
-        out_rows[c, cols] = rows[cols, states[c, cols]]
-        confidence[c, cols] = share[cols, states[c, cols], c] * peak[cols, states[c, cols]]
-        out_rows[c] = _bridge(out_rows[c], params.max_gap, probs.shape[1] / 2)
-    return out_rows, confidence
+    if probs.ndim != 3 or probs.shape[0] not in (2, NUM_CLASSES):
+        raise ValueError(f"probs must be (C, H, W) with C = {NUM_CLASSES} (io.classes) or 2 (binary), "
+                         f"got {probs.shape}")
+    classes = [tuple(c) for c in (default_classes(probs.shape[0]) if classes is None else classes)]
+    height, width = probs.shape[1:]
+    out_rows = np.full((len(classes), width), np.nan)
+    confidence = np.zeros((len(classes), width))
+    if not classes:
+        return out_rows, confidence
+    cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
+    states = read_states(cands, classes, params, height)
+    m = params.max_candidates
+    for k in range(len(classes)):
+        cols = np.nonzero(states[k] < m)[0]
+        confidence[k, cols] = cands.share[k, cols, states[k, cols]] * cands.peak[cols, states[k, cols]]
+        out_rows[k] = refine_rows(cands, k, states[k])
+    for k in range(len(classes)):
+        out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
+    untangle(out_rows, confidence, classes)
+    order = same_class_order(out_rows, classes)
+    return out_rows[order], confidence[order]
 
 
-def _viterbi_single(rows: np.ndarray, emission: np.ndarray, params: ExtractParams) -> np.ndarray:
-    width, n_states = emission.shape
-    back = np.zeros((width, n_states), dtype=np.int16)
-    total = emission[0].copy()
-    for x in range(1, width):
-        step = total[:, None] + _transition(rows[x - 1], rows[x], params)
-        back[x] = step.argmin(axis=0)
-        total = step[back[x], np.arange(n_states)] + emission[x]
-    path = np.empty(width, dtype=np.int64)
-    path[-1] = int(total.argmin())
-    for x in range(width - 1, 0, -1):
-        path[x - 1] = back[x, path[x]]
-    return path
+def same_class_order(rows: np.ndarray, classes: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Curve order in which curves of identical classes are sorted by mean row, top first; others keep their place.
+
+    Nothing in the picture says which of two curves drawn alike is which mnemonic, so the reading
+    states a rule an operator can check against the sidecar: the higher of two curves drawn alike
+    (lower mean row over the columns read) comes first. A curve never read sorts last.
+
+    Shape:
+        rows: (K, W). Returns (K,) int64, a permutation.
+    """
+    order = np.arange(len(classes))
+    for kind in dict.fromkeys(classes):
+        slots = [k for k in range(len(classes)) if classes[k] == kind]
+        means = [np.nanmean(rows[k]) if np.isfinite(rows[k]).any() else np.inf for k in slots]
+        order[slots] = [slots[i] for i in np.argsort(means, kind="stable")]
+    return order
 
 
-def _viterbi_pair(rows: np.ndarray, emit_a: np.ndarray, emit_b: np.ndarray, params: ExtractParams) -> np.ndarray:
-    """Joint path of two curves; state (i, j) = curve A on i, curve B on j (K = absent)."""
-    width, n = emit_a.shape
-    k = n - 1
-    crossing = np.zeros((n, n))
-    crossing[np.arange(k), np.arange(k)] = params.crossing_cost
-    back_a = np.zeros((width, n, n), dtype=np.int16)
-    back_b = np.zeros((width, n, n), dtype=np.int16)
-    total = emit_a[0][:, None] + emit_b[0][None, :] + crossing
-    for x in range(1, width):
-        trans = _transition(rows[x - 1], rows[x], params)
-        # Step 1, curve B: best previous j' for each (previous i', current j).
-        via_b = total[:, :, None] + trans[None, :, :]  # (i', j', j)
-        best_jp = via_b.argmin(axis=1)  # (i', j)
-        partial = np.take_along_axis(via_b, best_jp[:, None, :], axis=1)[:, 0, :]
-        # Step 2, curve A: best previous i' for each (current i, current j).
-        via_a = partial[:, None, :] + trans[:, :, None]  # (i', i, j)
-        best_ip = via_a.argmin(axis=0)  # (i, j)
-        total = np.take_along_axis(via_a, best_ip[None], axis=0)[0] + emit_a[x][:, None] + emit_b[x][None, :] + crossing
-        back_a[x] = best_ip
-        back_b[x] = best_jp[best_ip, np.arange(n)[None, :]]
-    states = np.empty((2, width), dtype=np.int64)
-    i, j = np.unravel_index(int(total.argmin()), total.shape)
-    for x in range(width - 1, -1, -1):
-        states[:, x] = (i, j)
-        if x:
-            i, j = back_a[x, i, j], back_b[x, i, j]
+def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
+    """Curves linked by shared classes (connected components), each group in curve order, by first curve."""
+    parent = list(range(len(classes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a in range(len(classes)):
+        for b in range(a + 1, len(classes)):
+            if set(classes[a]) & set(classes[b]):
+                parent[root(b)] = root(a)
+    groups: dict[int, list[int]] = {}
+    for k in range(len(classes)):
+        groups.setdefault(root(k), []).append(k)
+    return list(groups.values())
+
+
+def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
+                height: int) -> np.ndarray:
+    """The state (candidate index, M = absent) of every curve in every column.
+
+    Groups of the same size are read in one batched pass; groups larger than `MAX_JOINT` by peeling.
+
+    Shape:
+        Returns (K, W) int64.
+    """
+    emission = emissions(cands, params)
+    transition = transitions(cands, params, height)
+    states = np.empty(emission.shape[:2], dtype=np.int64)
+    by_size: dict[int, list[list[int]]] = {}
+    for group in curve_groups(classes):
+        by_size.setdefault(len(group), []).append(group)
+    for size, groups in by_size.items():
+        if size == 1:
+            singles = [group[0] for group in groups]
+            states[singles] = viterbi_single(emission[singles], cands, params, height)
+            continue
+        if size > MAX_JOINT:
+            for group in groups:
+                states[group] = peel(emission[group], transition, params.crossing_cost)
+            continue
+        found = viterbi(np.stack([emission[group] for group in groups]), transition, params.crossing_cost)
+        for group, group_states in zip(groups, found, strict=True):
+            states[group] = group_states
     return states
+
+
+def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
+    """The row a curve reads in each column of its path: the run's centre, or its far end where a steep path turns.
+
+    The stroke width is the median run height along the path. A run taller than twice that is a
+    steep stroke: the column's depth extent sweeps the curve over the whole run, and the value at
+    the column's centre is the run's middle where the stroke passes through, but its far end where
+    the stroke turns back (both neighbours' centres on one side: a spike's tip). The far end is
+    taken half a stroke width in, the centre of the tip's pen.
+
+    Shape:
+        path: (W,) states (M = absent). Returns (W,) rows, NaN where absent.
+    """
+    m = cands.top.shape[1]
+    width = path.shape[0]
+    present = path < m
+    cols = np.arange(width)
+    safe = np.where(present, path, 0)
+    centre = np.where(present, cands.centre[curve, cols, safe], np.nan)
+    top = np.where(present, cands.top[cols, safe], np.nan)
+    bottom = np.where(present, cands.bottom[cols, safe], np.nan)
+    if not present.any():
+        return centre
+    height = bottom - top + 1.0
+    stroke = float(np.nanmedian(height))
+    before = np.concatenate([[np.nan], centre[:-1]])
+    after = np.concatenate([centre[1:], [np.nan]])
+    steep = height > 2.0 * stroke
+    tip_down = steep & (before < centre) & (after < centre)  # both neighbours above: the curve turns at the bottom
+    tip_up = steep & (before > centre) & (after > centre)
+    half = (stroke - 1.0) / 2.0
+    rows = centre.copy()
+    rows[tip_down] = bottom[tip_down] - half
+    rows[tip_up] = top[tip_up] + half
+    return rows
+
+
+def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]]) -> None:
+    """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
+
+    Two curves of the same classes cost the same on either branch after they meet, so the path
+    search cannot tell a crossing from a bounce. A reader can: a line continues straight through a
+    crossing. For each contact (columns where the two read rows, gaps bridged, lie within
+    `CONTACT_PX`, with breaks shorter than half `UNTANGLE_COLUMNS` closed), left to right, each
+    curve's line over the `UNTANGLE_COLUMNS` columns before it is extended over the same number
+    after it; when the line that fits best continues into the other curve's rows (`_crossed`),
+    everything after the contact is swapped.
+
+    Shape:
+        rows, confidence: (K, W), changed in place.
+    """
+    width = rows.shape[1]
+    pairs = [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes)) if classes[a] == classes[b]]
+    start = 0
+    while pairs and start < width:
+        found = None
+        for a, b in pairs:
+            with np.errstate(invalid="ignore"):
+                near = np.abs(rows[a] - rows[b]) <= CONTACT_PX
+            touch = np.nonzero(near[start:])[0] + start
+            if touch.size and (found is None or touch[0] < found[0]):
+                # One contact runs on while the two come back within CONTACT_PX inside UNTANGLE_COLUMNS / 2.
+                breaks = np.nonzero(np.diff(touch) > UNTANGLE_COLUMNS // 2)[0]
+                found = (int(touch[0]), int(touch[breaks[0]] if breaks.size else touch[-1]), a, b)
+        if found is None:
+            return
+        first, last, a, b = found
+        if _crossed(rows, a, b, first, last):
+            for array in (rows, confidence):
+                array[[a, b], last + 1:] = array[[b, a], last + 1:]
+        start = last + 1
+
+
+def _crossed(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
+    """Whether curves a and b's directions before columns `first..last` continue into each other's after them.
+
+    Each curve's slope is fitted (least squares) over the `UNTANGLE_COLUMNS` columns before the
+    contact and each branch's over as many after it. The tails are swapped when pairing the
+    slopes the other way round misfits by less than `UNTANGLE_MARGIN` of the pairing as read: a
+    line keeps its direction through a crossing, while at a touch the two pairings misfit alike
+    and the path search's reading stands.
+    """
+    width = rows.shape[1]
+    windows = (np.arange(max(0, first - UNTANGLE_COLUMNS), first),
+               np.arange(last + 1, min(width, last + 1 + UNTANGLE_COLUMNS)))
+    slopes = {}
+    for side, columns in enumerate(windows):
+        for k in (a, b):
+            seen = columns[np.isfinite(rows[k, columns])]
+            if seen.size < 3:
+                return False
+            slopes[side, k] = np.polyfit(seen, rows[k, seen], 1)[0]
+    as_read = abs(slopes[0, a] - slopes[1, a]) + abs(slopes[0, b] - slopes[1, b])
+    crossed = abs(slopes[0, a] - slopes[1, b]) + abs(slopes[0, b] - slopes[1, a])
+    return crossed < UNTANGLE_MARGIN * as_read
 
 
 def _bridge(values: np.ndarray, max_gap: int, max_step: float) -> np.ndarray:

@@ -1,54 +1,99 @@
-"""Line-style class probabilities -> one probability map per curve the calibration asks for.
+"""Which curves to read from a map: the sidecar's curves by style, or as many as the map supports.
 
-The multiclass net says which line style each pixel's ink is in (`io.classes`); the path search
-(`extract.trace_curves`) reads curves, channel 0 being "no curve asked for". This module is the
-bridge: curve k's map is the sum of the classes its style allows (`io.classes.curve_classes`),
-and channel 0 gets everything else: background, other ink, and ink in styles no curve asks for.
-A class two curves may both be in (two curves of one style, or curves past the second without a
-named style) is split evenly between them, so the channels still sum to 1 at every pixel.
+With a sidecar, every curve it names is read, on the evidence of its style's class
+(`io.classes.curve_classes`). Without one, the map itself says how many curves of each style the
+track holds (`detect_styles`): a style holds n curves when at least `min_support` of the columns
+show n or more separate runs of ink dominated by that style. A dashed or dotted curve has ink in
+40 % or more of its columns, a stray misclassified run in far fewer, so the count is robust to
+both. Detected curves are named CURVE_A, CURVE_B, ... (`Calibration.track_units`).
 
-`trace_curves` follows at most `MAX_CURVES` curves today; further curves the sidecar names are
-not read (issue 11 item 1 extends the joint search to K curves).
+Models trained before the style classes give three channels (background, curve A, curve B);
+`as_style_probs` maps them onto the style classes as solid and dashed, so a registered champion
+of that kind keeps reading two-curve sidecars of the seeds' convention.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from veernet_pipeline.io.classes import NUM_CLASSES, curve_classes
+from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, curve_classes, style_class, style_labels
+from veernet_pipeline.reading.candidates import find_candidates
 
-MAX_CURVES = 2  # curves the joint path search follows at once
+MAX_CURVES = 5  # curves a track may hold when the map decides (real tracks hold 2 to 5)
+SEEDS_CHANNELS = 3  # background, curve A, curve B: the classes before line styles
 
 
-def curve_probs(probs: np.ndarray, styles: Sequence[str | None]) -> np.ndarray:
-    """Per-curve probabilities for the path search from the net's class probabilities.
-
-    Args:
-        probs: the net's softmax (or a binary net's [background, curve] pair, returned unchanged).
-        styles: each curve's style as the calibration names it, None where it names none; only
-            the first `MAX_CURVES` are read.
-
-    Returns:
-        float32 maps: channel 0 = no curve asked for, channel k = curve k (k = 1..K).
-
-    Raises:
-        ValueError: `probs` has neither 2 nor `NUM_CLASSES` channels, or `styles` is empty.
+def as_style_probs(probs: np.ndarray) -> np.ndarray:
+    """Probabilities on the style classes; a three-channel map of the seeds' classes becomes solid (A) and dashed (B).
 
     Shape:
-        probs: (C, H, W) -> (1 + K, H, W), K = min(len(styles), MAX_CURVES).
+        probs: (C, H, W), C in (2, 3, 7). Returns (C', H, W): unchanged for C = 2 or 7, else C' = 7.
     """
-    if probs.ndim != 3 or probs.shape[0] not in (2, NUM_CLASSES):
-        raise ValueError(f"class probabilities must be (C, H, W) with C = 2 (binary net) or {NUM_CLASSES} "
-                         f"(io.classes), got {probs.shape}; load a model this version trained")
-    if probs.shape[0] == 2:
+    if probs.shape[0] != SEEDS_CHANNELS:
         return probs
-    if not styles:
-        raise ValueError("no curve to read: the calibration names no curves")
-    allowed = curve_classes(list(styles))[:MAX_CURVES]
-    claims = np.zeros(NUM_CLASSES)
-    for classes in allowed:
-        claims[list(classes)] += 1.0
-    curves = np.stack([sum(probs[c] / claims[c] for c in classes) for classes in allowed]).astype(np.float32)
-    return np.concatenate([np.clip(1.0 - curves.sum(axis=0), 0.0, 1.0)[None], curves])
+    out = np.zeros((NUM_CLASSES, *probs.shape[1:]), dtype=probs.dtype)
+    out[0], out[style_class("solid")], out[style_class("dashed")] = probs
+    return out
+
+
+def detect_styles(probs: np.ndarray, params: ExtractParams) -> list[str]:
+    """The styles of the curves a style-class map supports, one entry per curve, in class order.
+
+    Shape:
+        probs: (7, H, W).
+    """
+    singles = [(style_class(style),) for style in STYLES]
+    cands = find_candidates(probs, singles, params.max_candidates, params.min_confidence)
+    dominant = cands.share.argmax(axis=0)  # (W, M): the style with most of each run's ink
+    strong = cands.valid & (cands.share.max(axis=0) >= 0.5)
+    supported: list[tuple[float, int, str]] = []
+    for i, style in enumerate(STYLES):
+        runs = ((dominant == i) & strong).sum(axis=1)  # runs of this style per column
+        for n in range(1, MAX_CURVES + 1):
+            support = float(np.mean(runs >= n))
+            if support < params.min_support:
+                break
+            supported.append((support, i, style))
+    # More than MAX_CURVES: keep the best supported, then restore class order.
+    kept = sorted(sorted(supported, key=lambda item: -item[0])[:MAX_CURVES], key=lambda item: item[1])
+    return [style for _, _, style in kept]
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """What to read from one map: the calibration to write with, each curve's classes and style label."""
+
+    calibration: Calibration
+    classes: list[tuple[int, ...]]
+    labels: list[str]
+    notes: list[str]
+
+
+def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams) -> ReadingPlan:
+    """The curves to read: the sidecar's (all of them), or those the map supports in track units.
+
+    A binary map (C = 2) reads one curve whatever the sidecar names: it cannot tell curves apart.
+
+    Shape:
+        probs: (C, H, W) on the style classes (`as_style_probs`) or binary.
+    """
+    if probs.shape[0] == 2:
+        calib = calibration if calibration is not None else Calibration.track_units(1)
+        notes = []
+        if len(calib.curves) > 1:
+            notes.append(f"a binary model reads one curve; {', '.join(c.mnemonic for c in calib.curves[1:])} "
+                         "not digitised")
+        return ReadingPlan(calib, [(1,)], ["any"], notes)
+    if calibration is None:
+        styles = detect_styles(probs, params)
+        calib = Calibration.track_units(len(styles), styles)
+        notes = [f"no sidecar: {len(styles)} curves found in the map ({', '.join(styles) or 'none'}); "
+                 f"a style counts a curve where it shows a separate run in >= {params.min_support:.0%} of columns"]
+    else:
+        calib, notes = calibration, []
+    styles = [c.style for c in calib.curves]
+    return ReadingPlan(calib, curve_classes(styles), style_labels(styles), notes)

@@ -32,7 +32,7 @@ def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
     started = time.perf_counter()
     counts = digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
                                 model_dir, label, out, settings.infer.tile_width, settings.infer.tile_overlap,
-                                settings.extract)
+                                settings.extract, settings.infer.max_height)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
                        data_version=files_version([out / INDEX_FILE]),
                        skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,

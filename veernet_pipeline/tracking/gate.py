@@ -1,6 +1,6 @@
 """The promotion policy: when an evaluated model version becomes `champion`.
 
-A version is promoted when its gate figure (the lowest per-curve median R^2 on held-out logs)
+A version is promoted when its gate figure (the lowest per-style median R^2 on held-out logs)
 meets the threshold and is no worse than the current champion's. A NaN figure (a curve never
 found) never passes a set threshold; an open gate (threshold None) promotes the newest version
 whatever its figures, and says so in the decision. Each decision is written onto the version as
@@ -29,7 +29,7 @@ def gate(root: Path, name: str, version: str, figure: float, threshold: float | 
         root: the project folder (locates the MLflow store).
         name: the registered model.
         version: the evaluated version.
-        figure: its gate figure (median R^2 of its worst curve); NaN when a curve was never read.
+        figure: its gate figure (median R^2 of its worst line style); NaN when a style was never read.
         threshold: the lowest figure that may be promoted; None = an open gate.
 
     Returns:

@@ -1,0 +1,108 @@
+"""Wall time of the path search on a full-size strip (640 x 12,800 px) holding two to five curves.
+
+    python benchmarks/reading.py [--repeats 3] [--profile cpu] [--out DIR]
+
+A hand-made probability map (no net: `trace_curves` alone is timed) holds sine-like curves that
+cross each other across the whole strip, 2 px of ink at 0.95, dashed curves 18 px on and 10 off.
+Each case asks for the curves under different classes, which decides how they are read
+(docs/reading.md): distinct styles read by independent paths batched in one pass, same-style
+pairs and triples by exact joint Viterbi, four or five alike by peeling. The baseline is the seeds'
+case, a solid and a dashed curve; every other case is a ratio to it, measured in the same run. The
+profile's `extract:` settings (candidates per column, costs) are used. After one warm-up call, the
+median of `--repeats` calls is reported; the candidate step (`find_candidates`) is timed alone too.
+
+Writes `reading.json` and `reading.md` into `--out` (default: `results/` beside this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _record import load_note, machine, markdown_table, write_results
+
+from veernet_pipeline.config import ExtractParams, load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
+from veernet_pipeline.reading.candidates import find_candidates
+from veernet_pipeline.reading.extract import trace_curves
+
+HEIGHT, WIDTH = 640, 12_800
+SOLID, DASHED, DOTTED, DASH_DOT, LONG_DASH = (style_class(s) for s in
+                                              ("solid", "dashed", "dotted", "dash_dot", "long_dash"))
+# name -> the class each curve is drawn in and read as; the curves are the same sines in every case.
+CASES: dict[str, list[int]] = {
+    "2 curves, solid + dashed (baseline)": [SOLID, DASHED],
+    "4 curves, 4 styles": [SOLID, DASHED, DASH_DOT, LONG_DASH],
+    "4 curves, 2 solid + 2 dashed": [SOLID, DASHED, SOLID, DASHED],
+    "4 curves, 3 solid + 1 dashed": [SOLID, SOLID, SOLID, DASHED],
+    "4 curves, all solid": [SOLID] * 4,
+    "5 curves, 5 styles": [SOLID, DASHED, DASH_DOT, LONG_DASH, DOTTED],
+    "5 curves, all solid": [SOLID] * 5,
+}
+
+
+def probability_map(styles: list[int]) -> np.ndarray:
+    """Curves k = 0.. as sines of different phase and period crossing each other. Shape: (7, H, W) float32."""
+    probs = np.zeros((NUM_CLASSES, HEIGHT, WIDTH), dtype=np.float32)
+    probs[0] = 1.0
+    x = np.arange(WIDTH)
+    for k, cls in enumerate(styles):
+        rows = np.round(HEIGHT / 2 + 0.4 * HEIGHT * np.sin(x / (300.0 + 70 * k) + 1.3 * k)).astype(int)
+        columns = x if cls == SOLID else x[(x % 28) < 18]
+        for offset in (0, 1):
+            probs[:, rows[columns] + offset, columns] = 0.0
+            probs[cls, rows[columns] + offset, columns] = 0.95
+            probs[0, rows[columns] + offset, columns] = 0.05
+    return probs
+
+
+def _median_seconds(call: Any, repeats: int) -> float:
+    call()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_case(name: str, styles: list[int], extract: ExtractParams, repeats: int) -> dict[str, Any]:
+    probs = probability_map(styles)
+    classes = [(cls,) for cls in styles]
+    total = _median_seconds(lambda: trace_curves(probs, extract, classes), repeats)
+    candidates = _median_seconds(
+        lambda: find_candidates(probs, classes, extract.max_candidates, extract.min_confidence), repeats)
+    return {"case": name, "curves": len(styles), "seconds": round(total, 3), "candidates_seconds": round(candidates, 3)}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", default="cpu", help="params.yaml profile whose extract: settings are used")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    args = parser.parse_args(argv)
+    extract = load_settings(Path(__file__).resolve().parents[1] / "params.yaml", args.profile).extract
+    load_before = os.getloadavg()
+    runs = [run_case(name, styles, extract, args.repeats) for name, styles in CASES.items()]
+    baseline = runs[0]["seconds"]
+    for run in runs:
+        run["ratio_to_baseline"] = round(run["seconds"] / baseline, 2)
+    document = {"size": [HEIGHT, WIDTH], "profile": args.profile, "extract": extract.model_dump(),
+                "repeats": args.repeats, "runs": runs, "machine": machine(load_before)}
+    header = ["Case", "Curves", "Path search s (median)", "of which candidates s", "Ratio to 2 curves"]
+    rows = [[r["case"], str(r["curves"]), f"{r['seconds']:.2f}", f"{r['candidates_seconds']:.2f}",
+             f"{r['ratio_to_baseline']:.2f}"] for r in runs]
+    body = (f"`trace_curves` on one {HEIGHT} x {WIDTH} probability map, profile `{args.profile}` "
+            f"(max_candidates {extract.max_candidates}), median of {args.repeats} after a warm-up.\n\n"
+            + markdown_table(header, rows, right={1, 2, 3, 4}) + "\n" + load_note(document["machine"]) + "\n")
+    write_results(args.out, "reading", document, "Path search time, 640 x 12,800 px", body)
+    return document
+
+
+if __name__ == "__main__":
+    main()

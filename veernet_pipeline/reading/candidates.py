@@ -1,0 +1,114 @@
+"""Candidate positions of the curves in every column: the heaviest runs of curve ink, with their extent.
+
+A run is a vertical stretch of rows in one column where curve ink is likely: the summed
+probability of every class some requested curve may be drawn in reaches `min_confidence`.
+`other_ink` (text, flags, hatching) is never curve ink, so it neither forms runs nor takes
+candidate slots. Each run keeps what the path search and the row read need:
+
+- its extent (first and last row): consecutive columns whose runs touch or overlap belong to
+  one connected stroke, however far their centres lie apart (a steep stroke);
+- its centre row (subpixel) weighted by each requested curve's own evidence, the row that curve
+  reads where the run is no taller than the stroke is wide: where two curves of different styles
+  cross, their ink forms one run, and each curve's centre stays on its own pixels;
+- its peak curve-ink probability and, per requested curve, the share of the run's curve ink
+  that is that curve's classes (the curve's own evidence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The `max_candidates` heaviest runs of every column, heaviest first; NaN / 0 where a column has fewer.
+
+    `centre` is weighted by the curve's own evidence, or by all curve ink where the curve has none.
+
+    Shape:
+        top, bottom, peak: (W, M). centre, share: (K, W, M) for the K requested curves.
+    """
+
+    top: np.ndarray
+    bottom: np.ndarray
+    peak: np.ndarray
+    centre: np.ndarray
+    share: np.ndarray
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Where a candidate exists. Shape: (W, M) bool."""
+        return np.isfinite(self.top)
+
+
+def find_candidates(
+    probs: np.ndarray, classes: Sequence[Sequence[int]], max_candidates: int, min_confidence: float
+) -> Candidates:
+    """The heaviest runs of curve ink in every column, and each curve's share of them.
+
+    Args:
+        probs: class probabilities, channel 0 background.
+        classes: per requested curve, the channels that are evidence of its ink (`io.classes.curve_classes`).
+        max_candidates: runs kept per column (by probability mass).
+        min_confidence: a pixel is curve ink where the summed probability of every curve's classes reaches this.
+
+    Shape:
+        probs: (C, H, W). Returns `Candidates` with M = max_candidates and K = len(classes).
+    """
+    n_channels, height, width = probs.shape
+    union = sorted({c for curve in classes for c in curve})
+    if any(not 0 < c < n_channels for c in union):
+        raise ValueError(f"curve classes {list(classes)} name channels outside 1..{n_channels - 1}")
+    ink = np.sum([probs[c] for c in union], axis=0, dtype=np.float64) if union else np.zeros((height, width))
+    inside = ink >= min_confidence
+    starts = inside & ~np.vstack([np.zeros((1, width), dtype=bool), inside[:-1]])
+    run_id = np.cumsum(starts, axis=0, dtype=np.int32) * inside
+    n_runs = int(run_id.max()) + 1
+    cols = np.broadcast_to(np.arange(width), (height, width))[inside]
+    ids = run_id[inside]
+    keys = cols * n_runs + ids
+    size = width * n_runs
+
+    def per_run(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(keys, weights=weights, minlength=size).reshape(width, n_runs)
+
+    ink_in = ink[inside]
+    y = np.broadcast_to(np.arange(height, dtype=np.float64)[:, None], (height, width))[inside]
+    mass = per_run(ink_in)
+    mass[:, 0] = 0.0  # run id 0 is "no run"
+    moment = per_run(ink_in * y)
+    length = per_run(np.ones_like(ink_in))
+    # Each run has exactly one first pixel: the sum of first rows per run is its top row.
+    first = starts[inside]
+    top = np.bincount(keys[first], weights=y[first], minlength=size).reshape(width, n_runs)
+    curve_ink = [np.sum([probs[c][inside] for c in curve], axis=0, dtype=np.float64) for curve in classes]
+    curve_mass = [per_run(weights) for weights in curve_ink]
+    curve_moment = [per_run(weights * y) for weights in curve_ink]
+    peak = np.zeros((width, n_runs))
+    np.maximum.at(peak, (cols, ids), ink_in)
+
+    order = np.argsort(-mass, axis=1, kind="stable")[:, :max_candidates]
+    picked = np.take_along_axis(mass, order, axis=1)
+    valid = picked > 0
+
+    def pick(values: np.ndarray, fill: float) -> np.ndarray:
+        chosen = np.where(valid, np.take_along_axis(values, order, axis=1), fill)
+        return np.pad(chosen, ((0, 0), (0, max_candidates - chosen.shape[1])), constant_values=fill)
+
+    top_rows = pick(top, np.nan)
+    run_mass = np.maximum(pick(mass, 0.0), EPS)
+    ink_centre = pick(moment, np.nan) / run_mass
+    centres, shares = [np.zeros((0, width, max_candidates))] * 2
+    if classes:
+        own = np.stack([pick(m, 0.0) for m in curve_mass])
+        # A curve with (almost) no evidence in a run reads the run's ink centre if it sits there at all.
+        centres = np.where(own > EPS, np.stack([pick(m, 0.0) for m in curve_moment]) / np.maximum(own, EPS),
+                           ink_centre[None])
+        shares = np.clip(own / run_mass[None], 0.0, 1.0)
+    return Candidates(top=top_rows, bottom=top_rows + pick(length, np.nan) - 1.0, peak=pick(peak, 0.0),
+                      centre=np.where(np.isfinite(top_rows)[None], centres, np.nan), share=shares)

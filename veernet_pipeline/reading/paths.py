@@ -1,0 +1,234 @@
+"""Best paths over candidate runs: exact Viterbi for one to three curves at once, peeling beyond.
+
+A curve's state in a column is one of the M candidate runs or "absent" (state M). Costs:
+
+- Emission, per curve: -log(peak) - `share_weight` x log(the curve's share of the run), or
+  `absent_cost` when absent.
+- Transition, per curve: `gap / jump_px`, where gap is the number of paper rows between the two
+  runs' extents (0 when they touch or overlap: following a connected stroke costs almost nothing,
+  however steep; jumping across paper costs), plus the run middle's travel in track heights (a
+  tie-breaker: of two touching runs, the one that continues the curve); `gap_cost` to leave or
+  re-enter absence.
+- Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run.
+- Skip, for a curve read alone (`viterbi_single`): from a run straight to a run up to
+  `SKIP_COLUMNS` columns on, `absent_cost` per skipped column plus the transition between the two
+  runs, so a dotted curve keeps its place through its gaps instead of paying `gap_cost` twice.
+
+The transition separates over curves, so a joint step over g curves is g min-plus products of
+(M+1)^g states, one curve axis at a time: O(g (M+1)^(g+1)) per column rather than (M+1)^(2g).
+That is exact and cheap up to `MAX_JOINT` curves (729 states at M = 8); a larger group of
+curves that share their evidence is read by peeling (`peel`): one curve at a time given the
+others, then pair by pair given the rest, each paying the crossing cost where another sits.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.reading.candidates import EPS, Candidates
+
+# Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
+MAX_JOINT = 3
+PEEL_SWEEPS = 2
+# Longest gap a single curve jumps in place (`viterbi_single`): dotted patterns' gaps, a pen skip's short ones.
+SKIP_COLUMNS = 8
+COST_CHUNK = 1 << 20  # joint-state costs precomputed at a time (8 MiB of float64)
+
+
+def transitions(cands: Candidates, params: ExtractParams, height: int, step: int = 1) -> np.ndarray:
+    """Cost of one curve moving from each state of column x-step to each state of column x.
+
+    `height` is the track's (the image's) height in px. With `step` > 1 only moves between
+    candidates are meaningful (`viterbi_single`'s skips); the absent state's entries are still filled.
+
+    Shape:
+        Returns (W-step, M+1, M+1); row = previous state, column = current state; state M = absent.
+    """
+    m = cands.top.shape[1]
+    top_prev, bot_prev = cands.top[:-step, :, None], cands.bottom[:-step, :, None]
+    top_cur, bot_cur = cands.top[step:, None, :], cands.bottom[step:, None, :]
+    # Paper rows between the two runs; runs that share or touch a row (8-connected) have none.
+    gap = np.maximum(0.0, np.maximum(top_cur - bot_prev, top_prev - bot_cur) - 1.0)
+    # Along connected ink the middle's travel costs one unit per track height: a full-height spike
+    # stays far cheaper than a gap, but of two touching runs the one that continues the curve wins.
+    drift = np.abs((top_cur + bot_cur) - (top_prev + bot_prev)) / (2.0 * height)
+    cost = np.full((cands.top.shape[0] - step, m + 1, m + 1), np.inf)
+    with np.errstate(invalid="ignore"):
+        cost[:, :m, :m] = np.where(np.isfinite(gap), gap / params.jump_px + drift, np.inf)
+    valid = cands.valid
+    cost[:, :m, m] = np.where(valid[:-step], params.gap_cost, np.inf)  # a present curve leaves
+    cost[:, m, :m] = np.where(valid[step:], params.gap_cost, np.inf)  # an absent curve re-enters
+    cost[:, m, m] = 0.0
+    return cost
+
+
+def emissions(cands: Candidates, params: ExtractParams) -> np.ndarray:
+    """Cost of each curve sitting on each candidate of each column, or absent (last state).
+
+    Ink presence counts fully, the curve's share of it at `share_weight`: a net unsure which style
+    a trace is still knows a trace is there.
+
+    Shape:
+        Returns (K, W, M+1).
+    """
+    evidence = -np.log(np.clip(cands.peak, EPS, 1.0))[None] - params.share_weight * np.log(
+        np.clip(cands.share, EPS, 1.0))
+    cost = np.where(cands.valid[None], evidence, np.inf)
+    absent = np.full(cost.shape[:2] + (1,), params.absent_cost)
+    return np.concatenate([cost, absent], axis=2)
+
+
+def crossing_penalty(n_curves: int, n_states: int, crossing_cost: float) -> np.ndarray:
+    """`crossing_cost` for every pair of curves on the same (present) candidate. Shape: (n_states,) * n_curves."""
+    penalty = np.zeros((n_states,) * n_curves)
+    grids = np.indices(penalty.shape)
+    for a, b in itertools.combinations(range(n_curves), 2):
+        penalty += crossing_cost * ((grids[a] == grids[b]) & (grids[a] < n_states - 1))
+    return penalty
+
+
+def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+    """Exact best joint path of G independent groups of g curves each (g <= `MAX_JOINT`).
+
+    Args:
+        emission: per group and curve, the cost of each state in each column.
+        transition: per column step, the cost of one curve's state change (shared by every curve).
+        crossing_cost: added per pair of one group's curves sitting on the same candidate.
+
+    Returns:
+        States per group, curve and column (M = absent).
+
+    Shape:
+        emission: (G, g, W, M+1); transition: (W-1, M+1, M+1). Returns (G, g, W) int64.
+    """
+    n_groups, g, width, n = emission.shape
+    if g > MAX_JOINT:
+        raise ValueError(f"an exact joint search reads at most {MAX_JOINT} curves at once, got {g}; use peel()")
+    penalty = crossing_penalty(g, n, crossing_cost)
+
+    def column_costs(start: int, stop: int) -> np.ndarray:
+        """Every joint state's emission and crossing cost in columns start..stop-1. Shape: (stop-start, G, n, ...)."""
+        total = np.broadcast_to(penalty, (stop - start, n_groups) + penalty.shape)
+        for k in range(g):
+            shape = [stop - start, n_groups] + [1] * g
+            shape[k + 2] = n
+            total = total + emission[:, k, start:stop].transpose(1, 0, 2).reshape(shape)
+        return total
+
+    back = np.zeros((width, g, n_groups) + (n,) * g, dtype=np.uint8)
+    # Curve axis a moved last and back (transpose orders precomputed: np.moveaxis costs more than the step at g = 1).
+    to_last = [tuple(i for i in range(g + 1) if i != a) + (a,) for a in range(g + 1)]
+    from_last = [tuple(np.argsort(order)) for order in to_last]
+    total = column_costs(0, 1)[0]
+    chunk = max(1, COST_CHUNK // (n_groups * n**g))  # columns of joint costs held at once
+    for start in range(1, width, chunk):
+        costs = column_costs(start, min(width, start + chunk))
+        for x in range(start, min(width, start + chunk)):
+            step = transition[x - 1]
+            # One curve axis at a time: axes before `a` already hold current states, those after still previous ones.
+            for a in range(1, g + 1):
+                moved = total.transpose(to_last[a])[..., :, None] + step  # (..., previous, current)
+                back[x, a - 1] = moved.argmin(axis=-2).transpose(from_last[a])
+                total = moved.min(axis=-2).transpose(from_last[a])
+            total = total + costs[x - start]
+    states = np.empty((n_groups, g, width), dtype=np.int64)
+    for group in range(n_groups):
+        state = list(np.unravel_index(int(total[group].argmin()), total[group].shape))
+        states[group, :, width - 1] = state
+        for x in range(width - 1, 0, -1):
+            for a in range(g - 1, -1, -1):  # undo the axis steps in reverse order
+                state[a] = int(back[x, a, group][tuple(state)])
+            states[group, :, x - 1] = state
+    return states
+
+
+def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
+    """Exact best path of G independent curves, each free to jump a gap of up to `SKIP_COLUMNS` in place.
+
+    Absence forgets where the curve was, so a broken curve followed through the absent state pays
+    `gap_cost` twice at every gap; a dotted curve whose dots cover a column or two would be
+    cheaper to leave unread. Here a curve on a run at column x-d (2 <= d <= `SKIP_COLUMNS`) may
+    also move straight to a run at column x, paying `absent_cost` for each skipped column and the
+    transition cost between the two runs: it keeps its place through a dash or dot gap. The skipped
+    columns are absent in the path (bridged later, confidence 0).
+
+    Shape:
+        emission: (G, W, M+1). Returns (G, W) int64.
+    """
+    n_curves, width, n = emission.shape
+    m = n - 1
+    step_cost = transitions(cands, params, height)
+    # skip_cost[x, d - 2]: from each run of column x - d to each run of column x (inf before column d).
+    skip_cost = np.full((width, SKIP_COLUMNS - 1, m, m), np.inf)
+    for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
+        skip_cost[d:, d - 2] = transitions(cands, params, height, d)[:, :m, :m] + (d - 1) * params.absent_cost
+    distances = np.arange(2, SKIP_COLUMNS + 1)
+    back = np.zeros((width, n_curves, n), dtype=np.uint8)  # previous state
+    came = np.ones((width, n_curves, n), dtype=np.uint8)  # columns back it came from
+    # Totals of the last SKIP_COLUMNS columns, column x in row x % SKIP_COLUMNS; rows not yet reached are inf.
+    recent = np.full((SKIP_COLUMNS, n_curves, n), np.inf)
+    recent[0] = emission[:, 0]
+    for x in range(1, width):
+        moved = recent[(x - 1) % SKIP_COLUMNS][:, :, None] + step_cost[x - 1]
+        back[x] = moved.argmin(axis=1)
+        total = moved.min(axis=1)
+        # Every skip at once, in one array per column (the loop's cost is numpy calls, not arithmetic):
+        # (G, distance x previous run, current run); on ties the shortest skip, then a step, wins.
+        jumped = recent[(x - distances) % SKIP_COLUMNS][:, :, :m, None] + skip_cost[x][:, None]
+        jumped = jumped.transpose(1, 0, 2, 3).reshape(n_curves, -1, m)
+        pick = jumped.argmin(axis=1)
+        best = np.take_along_axis(jumped, pick[:, None], axis=1)[:, 0]
+        better = best < total[:, :m]
+        total[:, :m] = np.where(better, best, total[:, :m])
+        back[x, :, :m] = np.where(better, pick % m, back[x, :, :m])
+        came[x, :, :m] = np.where(better, pick // m + 2, 1)
+        recent[x % SKIP_COLUMNS] = total + emission[:, x]
+    states = np.full((n_curves, width), m, dtype=np.int64)
+    final = recent[(width - 1) % SKIP_COLUMNS]
+    for curve in range(n_curves):
+        x, state = width - 1, int(final[curve].argmin())
+        while True:
+            states[curve, x] = state
+            if x == 0:
+                break
+            state, x = int(back[x, curve, state]), x - int(came[x, curve, state])
+    return states
+
+
+def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+    """Approximate joint path of more than `MAX_JOINT` curves: peeled one by one, then improved pair by pair.
+
+    First each curve in turn gets its exact path given the curves before it (paying `crossing_cost`
+    on every candidate one of them holds). Then, in sweeps, every pair of curves gets its exact
+    joint path given all the others, until no path changes (at most `PEEL_SWEEPS` sweeps). Each
+    step lowers or keeps the joint cost, so it ends; a pair step can undo a swap two curves made
+    where they met, which a one-curve step cannot.
+
+    Shape:
+        emission: (g, W, M+1); transition: (W-1, M+1, M+1). Returns (g, W) int64.
+    """
+    g, width, n = emission.shape
+    states = np.full((g, width), n - 1, dtype=np.int64)  # all absent: nobody holds anything yet
+
+    def held(skip: tuple[int, ...]) -> np.ndarray:
+        count = np.zeros((width, n))
+        for other in range(g):
+            if other not in skip:
+                np.add.at(count, (np.arange(width), states[other]), 1.0)
+        count[:, n - 1] = 0.0  # absence is never shared
+        return crossing_cost * count
+
+    for k in range(g):
+        states[k] = viterbi((emission[k] + held((k,)))[None, None], transition, crossing_cost)[0, 0]
+    for _ in range(PEEL_SWEEPS):
+        changed = False
+        for pair in itertools.combinations(range(g), 2):
+            found = viterbi((emission[list(pair)] + held(pair)[None])[None], transition, crossing_cost)[0]
+            changed |= not np.array_equal(found, states[list(pair)])
+            states[list(pair)] = found
+        if not changed:
+            break
+    return states
