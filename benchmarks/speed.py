@@ -7,8 +7,8 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
 - the limit: one 3x3 convolution (stride 1, C in and out, 160 x 512 positions) at 64 and 128
   channels in channels_last and at 16 channels in the default layout, in GFLOP/s;
 - the nets: "before" is main's net at `_baseline.BASELINE` (full-resolution stem, default layout,
-  fp32), built from that commit's `cpu` profile; "after" is `model.veernet` from today's `cpu`
-  profile (space-to-depth stem, channels_last). Each: forward on one 640 x 2,048 tile (the
+  fp32), built from that commit's `cpu` profile; "after" is today's `model.veernet` (space-to-depth
+  stem, channels_last) at the same widths. Each: forward on one 640 x 2,048 tile (the
   inference tile), forward on 4 stacked tiles (per tile), and forward + backward of the masked
   Tversky loss on a training batch of 4 crops of 640 x 256 (the `cpu` profile's batch; losses and
   targets as in training), at 1 and 2 threads; bf16 autocast (forward; forward + backward for the
@@ -156,9 +156,11 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
     settings = load_settings(PARAMS, profile="cpu")
     old_net_module = baseline_module("veernet_pipeline/model/veernet.py", "baseline_veernet")
     old_predict = baseline_module("veernet_pipeline/reading/predict.py", "baseline_predict")
+    old_params = baseline_model_params("cpu")
     torch.manual_seed(settings.seed)
-    before = old_net_module.VeerNet(baseline_model_params("cpu"), 3).eval()
-    after = build_model(settings.model, NUM_CLASSES).eval()
+    before = old_net_module.VeerNet(old_params, 3).eval()
+    # Same widths as the baseline: the rows compare architectures; `WIDTH_CANDIDATES` shows what wider nets cost.
+    after = build_model(settings.model.model_copy(update={"channels": list(old_params.channels)}), NUM_CLASSES).eval()
 
     torch.set_num_threads(THREADS)
     limits = [conv_limit(64, True, repeats), conv_limit(128, True, repeats), conv_limit(16, False, repeats),
@@ -175,7 +177,7 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
     compiled: dict[str, Any] | None = None
     if compile_net:
         started = time.perf_counter()
-        fast = torch.compile(build_model(settings.model, NUM_CLASSES).eval())
+        fast = torch.compile(build_model(after.params, NUM_CLASSES).eval())
         with torch.inference_mode():
             fast(torch.rand(1, 1, *TILE))
         compiled = measure_net("after, torch.compile", fast, NUM_CLASSES, THREADS, False, True, repeats)
@@ -238,7 +240,7 @@ def report(doc: dict[str, Any]) -> str:
             + markdown_table(["channels", "layout", "GFLOP", "ms", "GFLOP/s"], limit_rows, {0, 2, 3, 4})
             + f"\n## The nets: one {TILE[0]} x {TILE[1]:,} tile forward; forward + backward on {BATCH} x "
               f"{CROP[0]} x {CROP[1]} crops\n\nBefore = main at `{BASELINE[:7]}` (`cpu` profile, "
-              f"{doc['parameters']['before']:,} parameters), after = today's `cpu` profile "
+              f"{doc['parameters']['before']:,} parameters), after = today's net at the same widths "
               f"({doc['parameters']['after']:,} parameters). Speed-up = before (default layout, fp32, same threads) / "
               "row.\n\n"
             + markdown_table(["net", "threads", "layout", "precision", "fwd GFLOP", "fwd s", "fwd GFLOP/s",
