@@ -5,7 +5,7 @@
 In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
 
 - the limit: one 3x3 convolution (stride 1, C in and out, 160 x 512 positions) at 64 and 128
-  channels in channels_last and at 16 channels in the default layout, in GFLOP/s;
+  channels in channels_last and at 16 channels in both layouts, in GFLOP/s, on 1 and 2 threads;
 - the nets: "before" is main's net at `_baseline.BASELINE` (full-resolution stem, default layout,
   fp32), built from that commit's `cpu` profile; "after" is today's `model.veernet` (space-to-depth
   stem, channels_last) at the same widths. Each: forward on one 640 x 2,048 tile (the
@@ -66,15 +66,16 @@ def gflop(func: Callable[[], Any]) -> float:
     return counter.get_total_flops() / 1e9
 
 
-def conv_limit(channels: int, channels_last: bool, repeats: int) -> dict[str, Any]:
-    """GFLOP/s of one 3x3 convolution, `channels` in and out, over `CONV_SHAPE` positions."""
+def conv_limit(channels: int, channels_last: bool, repeats: int, threads: int) -> dict[str, Any]:
+    """GFLOP/s of one 3x3 convolution, `channels` in and out, over `CONV_SHAPE` positions, on `threads` threads."""
+    torch.set_num_threads(threads)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     conv = nn.Conv2d(channels, channels, 3, padding=1, bias=False).to(memory_format=fmt)
     x = torch.rand(1, channels, *CONV_SHAPE).contiguous(memory_format=fmt)
     flops = 2 * 9 * channels * channels * CONV_SHAPE[0] * CONV_SHAPE[1] / 1e9
     with torch.inference_mode():
         seconds = median_seconds(lambda: conv(x), repeats)
-    return {"channels": channels, "layout": "channels_last" if channels_last else "default",
+    return {"channels": channels, "threads": threads, "layout": "channels_last" if channels_last else "default",
             "gflop": flops, "seconds": seconds, "gflops": flops / seconds}
 
 
@@ -162,9 +163,9 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
     # Same widths as the baseline: the rows compare architectures; `WIDTH_CANDIDATES` shows what wider nets cost.
     after = build_model(settings.model.model_copy(update={"channels": list(old_params.channels)}), NUM_CLASSES).eval()
 
-    torch.set_num_threads(THREADS)
-    limits = [conv_limit(64, True, repeats), conv_limit(128, True, repeats), conv_limit(16, False, repeats),
-              conv_limit(16, True, repeats)]
+    # On 1 thread too: the one-thread net rows are the ones a loaded machine distorts least.
+    limits = [conv_limit(channels, channels_last, repeats, threads) for threads in (1, THREADS)
+              for channels, channels_last in ((64, True), (128, True), (16, False), (16, True))]
     nets = []
     for threads in (1, THREADS):
         nets.append(measure_net("before", before, 3, threads, False, False, repeats))
@@ -212,8 +213,8 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
 
 def report(doc: dict[str, Any]) -> str:
     """The markdown page: the limit, the nets with their ratios to the baseline, the widths, the strip."""
-    limit_rows = [[f"{r['channels']}", r["layout"], f"{r['gflop']:.2f}", f"{r['seconds'] * 1e3:.1f}",
-                   f"{r['gflops']:.0f}"] for r in doc["conv_limit"]]
+    limit_rows = [[f"{r['channels']}", str(r["threads"]), r["layout"], f"{r['gflop']:.2f}",
+                   f"{r['seconds'] * 1e3:.1f}", f"{r['gflops']:.0f}"] for r in doc["conv_limit"]]
     rows = list(doc["nets"]) + ([doc["compiled"]] if doc["compiled"] else [])
     base = {r["threads"]: r for r in doc["nets"] if r["net"] == "before" and not r["channels_last"]}
     net_rows = []
@@ -235,9 +236,8 @@ def report(doc: dict[str, Any]) -> str:
               f"{loads['load_average_after'][0]:.1f} after on {loads['cpus']} CPUs, so other processes took cores "
               "during the run: absolute times are pessimistic; ratios within this run are the comparable figures.\n")
     return (shared
-            + f"\n## The 3x3-convolution limit on this machine ({doc['threads']} threads, "
-              f"{CONV_SHAPE[0]} x {CONV_SHAPE[1]} positions)\n\n"
-            + markdown_table(["channels", "layout", "GFLOP", "ms", "GFLOP/s"], limit_rows, {0, 2, 3, 4})
+            + f"\n## The 3x3-convolution limit on this machine ({CONV_SHAPE[0]} x {CONV_SHAPE[1]} positions)\n\n"
+            + markdown_table(["channels", "threads", "layout", "GFLOP", "ms", "GFLOP/s"], limit_rows, {0, 1, 3, 4, 5})
             + f"\n## The nets: one {TILE[0]} x {TILE[1]:,} tile forward; forward + backward on {BATCH} x "
               f"{CROP[0]} x {CROP[1]} crops\n\nBefore = main at `{BASELINE[:7]}` (`cpu` profile, "
               f"{doc['parameters']['before']:,} parameters), after = today's net at the same widths "
