@@ -301,8 +301,9 @@ class ForeignParams(_Strict):
 
 
 class ModelParams(_Strict):
+    """VeerNet's widths (model/veernet.py): channels of the five levels, 1/2 to 1/32 of the input's sides."""
+
     channels: list[int] = Field(min_length=5, max_length=5)
-    stem_channels: int
     attention_layers: int
     attention_heads: int
 

@@ -17,7 +17,7 @@ from veernet_pipeline.config import InferParams, Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
 from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, write_qc_png
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import style_class
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
@@ -177,7 +177,7 @@ def _archive(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, test_settings: Settings) -> None:
     raw, ingested, validated = _archive(tmp_path)
     model_dir, out = tmp_path / "model", tmp_path / "digitized"
-    save_model(model_dir, untrained_veernet(test_settings, 7), test_settings.model, 7)
+    save_model(model_dir, untrained_veernet(test_settings, NUM_CLASSES), test_settings.model, NUM_CLASSES)
 
     counts = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,
                                 test_settings.extract)

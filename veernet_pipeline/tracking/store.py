@@ -86,7 +86,8 @@ def flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def numeric(nested: Mapping[str, Any]) -> dict[str, float]:
     """The finite numbers of `flatten(nested)`, as floats; booleans, text, None and NaN are left out.
 
-    A list (the per-class validation IoU) becomes one entry per item, `<name>_<index>`. NaN is left
+    A mapping (the validation IoU per class name) becomes `<name>.<class>`; a list one entry per item,
+    `<name>_<index>`. NaN is left
     out because some MLflow stores reject it.
     """
     flat: dict[str, float] = {}
