@@ -11,6 +11,7 @@ from tests.nets import untrained_veernet
 from veernet_pipeline.cli import main
 from veernet_pipeline.commands.doctor import check_disk
 from veernet_pipeline.config import load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.tracking import store
@@ -45,7 +46,7 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
                                             capsys: pytest.CaptureFixture[str]) -> None:
     settings = load_settings(project, profile="test")
     write_tiff(settings.path("raw") / "a.tif", __import__("numpy").full((96, 320), 255, "uint8"))
-    save_model(tmp_path / "model", untrained_veernet(settings, 3), settings.model, 3)
+    save_model(tmp_path / "model", untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {}):
         version = store.log_model(tmp_path / "model", MULTICLASS_MODEL)
     store.set_alias(settings.root, MULTICLASS_MODEL, CHAMPION, version)

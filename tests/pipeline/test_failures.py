@@ -19,6 +19,7 @@ from tests.nets import untrained_veernet
 from veernet_pipeline.cli import main
 from veernet_pipeline.config import Settings
 from veernet_pipeline.errors import EmptyArchive, MissingModel, NoChampion
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.tracking import store
 from veernet_pipeline.tracking.store import CHAMPION, MULTICLASS_MODEL
@@ -51,7 +52,7 @@ def no_champion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     """The sample archive validated; `veernet-multiclass` version 1 registered, never promoted."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     settings = sample_scans_project(tmp_path / "project")
-    save_model(tmp_path / "model", untrained_veernet(settings, 3), settings.model, 3)
+    save_model(tmp_path / "model", untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {}):
         store.log_model(tmp_path / "model", MULTICLASS_MODEL)
     return settings

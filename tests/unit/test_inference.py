@@ -234,7 +234,7 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
 def test_a_scan_that_keeps_failing_is_given_up_after_max_attempts(tmp_path: Path, test_settings: Settings) -> None:
     raw, ingested, validated = _archive(tmp_path)
     model_dir, out = tmp_path / "model", tmp_path / "digitized"
-    save_model(model_dir, untrained_veernet(test_settings, 3), test_settings.model, 3)
+    save_model(model_dir, untrained_veernet(test_settings, NUM_CLASSES), test_settings.model, NUM_CLASSES)
     infer = test_settings.infer.model_copy(update={"max_attempts": 2})
 
     def run(params: InferParams = infer) -> pd.Series:

@@ -16,6 +16,7 @@ from tests.conftest import ingest_and_validate, sample_scans_project
 from tests.nets import untrained_veernet
 from veernet_pipeline import stages
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.tracking import store
@@ -27,7 +28,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     """The sample archive validated, and `veernet-binary` / `veernet-multiclass` each registered as version 1."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     settings = sample_scans_project(tmp_path / "project")
-    for name, classes in ((BINARY_MODEL, 2), (MULTICLASS_MODEL, 3)):
+    for name, classes in ((BINARY_MODEL, 1), (MULTICLASS_MODEL, NUM_CLASSES)):
         folder = tmp_path / name
         save_model(folder, untrained_veernet(settings, classes), settings.model, classes)
         with store.stage_run(settings.root, "train", {}, {}):
