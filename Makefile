@@ -38,12 +38,14 @@ lock: $(STAMP)
 		echo "make lock: torch resolved to its CUDA build; point pip at torch's CPU wheel (find-links)" >&2; exit 1; fi
 	mv $(LOCK).new $(LOCK)
 
-# Build the embedded sample archive if data/raw holds no scan, materialise every asset, summarise.
+# Build the embedded sample archive if data/raw holds no scan, register its tranches as partitions
+# (assets/partitions.py), materialise every asset for each tranche, summarise.
 demo: $(STAMP)
 	$(BIN)/veernet --profile demo sample
 	mkdir -p $(DAGSTER_HOME)
-	PATH=$(CURDIR)/$(BIN):$$PATH DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo \
-		$(BIN)/dagster asset materialize -m assets.definitions --select '*'
+	for tranche in $$(DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo $(BIN)/python -m assets.partitions); do \
+		PATH=$(CURDIR)/$(BIN):$$PATH DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo \
+		$(BIN)/dagster asset materialize -m assets.definitions --select '*' --partition "$$tranche" || exit 1; done
 	$(BIN)/veernet --profile demo summary
 
 test: $(STAMP)

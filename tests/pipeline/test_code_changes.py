@@ -79,7 +79,9 @@ def _latest(instance: DagsterInstance, key: str) -> dict[str, object]:
 STAGE_ASSETS = {"ingest": "raw_scans", "validate": "validated_scans", "synthesize": "synthetic_multiclass",
                 "train_binary": "binary_model", "train_multiclass": "multiclass_model", "evaluate": "model_evaluation",
                 "infer": "digitized_logs"}
-STAGE_OUTPUTS = {"ingest": "data/ingested", "validate": "data/validated", "synthesize": "data/synthetic/multiclass",
+# The sample archive is flat: in Dagster it is the root tranche's partition (`io.tranches`).
+STAGE_OUTPUTS = {"ingest": "data/tranches/_root/ingested", "validate": "data/tranches/_root/validated",
+                 "synthesize": "data/synthetic/multiclass",
                  "train_binary": "data/models/binary", "train_multiclass": "data/models/multiclass",
                  "evaluate": "data/evaluation"}
 
@@ -92,8 +94,10 @@ def test_dagster_reruns_exactly_the_stages_a_change_reaches(clone: Path, tmp_pat
     # One process for all steps: the default starts one per step, each importing torch and Dagster again.
     config = tmp_path / "in_process.yaml"
     config.write_text("execution:\n  config:\n    in_process: {}\n")
-    materialize = ["dagster", "asset", "materialize", "-m", "assets.definitions", "--select", "*", "-c", str(config)]
+    materialize = ["dagster", "asset", "materialize", "-m", "assets.definitions", "--select", "*", "-c", str(config),
+                   "--partition", "_root"]
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert _run(clone, sys.executable, "-m", "assets.partitions", env=env).split() == ["_root"]
 
     def reran() -> set[str]:
         _run(clone, *materialize, env=env)

@@ -51,6 +51,7 @@ def digitize_validated(
     tile_width: int,
     tile_overlap: int,
     extract: ExtractParams,
+    index_dir: Path | None = None,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -60,10 +61,12 @@ def digitize_validated(
         raw_dir: root of the scans' `calibration` sidecar paths.
         model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
         label: names the output folder, e.g. "veernet-multiclass-v3-x1a2b3c4d".
-        out_dir: output root; gets `index.parquet` and `failures.parquet`.
+        out_dir: output root of the LAS and QC files.
         tile_width: inference tile width (multiple of 32).
         tile_overlap: columns shared by neighbouring tiles.
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
+        index_dir: where `index.parquet` and `failures.parquet` go (default `out_dir`); a tranche's
+            run keeps its own index there while its LAS files join everyone's in `out_dir`.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -97,9 +100,10 @@ def digitize_validated(
     counts.update({status: int((index["status"] == status).sum()) for status in ("written", "skipped", "failed")})
     if counts["validated"] != counts["written"] + counts["skipped"] + counts["failed"]:
         raise AssertionError(f"digitize_validated lost scans: {counts}")
-    write_parquet_atomic(Path(out_dir) / INDEX_FILE, index)
-    write_parquet_atomic(Path(out_dir) / FAILURES_FILE, index[index["status"] == "failed"])
-    log.info("digitised archive into %s: %s", out_dir, counts)
+    index_dir = Path(index_dir or out_dir)
+    write_parquet_atomic(index_dir / INDEX_FILE, index)
+    write_parquet_atomic(index_dir / FAILURES_FILE, index[index["status"] == "failed"])
+    log.info("digitised %s into %s: %s", manifest, out_dir, counts)
     return counts
 
 
