@@ -11,6 +11,7 @@ from assets.jobs import digitize_archive, full_pipeline, nightly_archive
 from assets.models import binary_model, multiclass_model
 from assets.resources import PipelineResource
 from assets.scans import raw_scans, validation
+from assets.sensors import champion_sensor, raw_scans_sensor
 from assets.synthetic import synthetic_sets
 
 ASSETS = [raw_scans, validation, synthetic_sets, binary_model, multiclass_model, model_evaluation, digitized_logs]
@@ -20,5 +21,6 @@ defs = Definitions(
     asset_checks=CHECKS,
     jobs=[full_pipeline, digitize_archive],
     schedules=[nightly_archive],
+    sensors=[raw_scans_sensor, champion_sensor],
     resources={"pipeline": PipelineResource()},
 )

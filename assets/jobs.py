@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from dagster import AssetSelection, DefaultScheduleStatus, ScheduleDefinition, define_asset_job
+from collections.abc import Iterator
+
+from dagster import (
+    AssetKey,
+    AssetSelection,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleDefinition,
+    ScheduleEvaluationContext,
+    define_asset_job,
+)
+
+from assets.partitions import TRANCHES
 
 # A string selection: it needs the antlr4 4.13 pin in pyproject.toml (dagster issue #27487).
 full_pipeline = define_asset_job("full_pipeline", selection="*", description="Every asset, ingest to LAS.")
@@ -11,12 +23,21 @@ archive_selection = AssetSelection.assets("raw_scans", "validated_scans", "quara
 digitize_archive = define_asset_job(
     "digitize_archive",
     selection=archive_selection,
-    description="Ingest, validate and digitise new scans with the current champion; no training.",
+    description="Ingest, validate and digitise one tranche (a partition) with the current champion; no training.",
 )
+
+
+def tranches_not_done(context: ScheduleEvaluationContext) -> Iterator[RunRequest]:
+    """One run per known tranche whose `digitized_logs` partition was never materialised (or failed)."""
+    done = context.instance.get_materialized_partitions(AssetKey("digitized_logs"))
+    for tranche in context.instance.get_dynamic_partitions(TRANCHES.name):
+        if tranche not in done:
+            yield RunRequest(partition_key=tranche, run_key=f"{context.scheduled_execution_time}:{tranche}")
 
 nightly_archive = ScheduleDefinition(
     job=digitize_archive,
     cron_schedule="0 2 * * *",
+    execution_fn=tranches_not_done,
     default_status=DefaultScheduleStatus.STOPPED,
-    description="Digitise what arrived in the archive during the day (turn on in the UI).",
+    description="Digitise every tranche not digitised yet (turn on in the UI; raw_scans_sensor adds new tranches).",
 )
