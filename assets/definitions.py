@@ -7,7 +7,7 @@ from dagster import Definitions
 from assets.checks import CHECKS
 from assets.digitized import digitized_logs
 from assets.evaluation import model_evaluation
-from assets.jobs import digitize_archive, full_pipeline, nightly_archive
+from assets.jobs import digitize_archive, digitize_archive_dask, full_pipeline, nightly_archive
 from assets.models import binary_model, multiclass_model
 from assets.resources import PipelineResource
 from assets.scans import raw_scans, validation
@@ -19,7 +19,7 @@ ASSETS = [raw_scans, validation, synthetic_sets, binary_model, multiclass_model,
 defs = Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=[full_pipeline, digitize_archive],
+    jobs=[full_pipeline, digitize_archive, digitize_archive_dask],
     schedules=[nightly_archive],
     sensors=[raw_scans_sensor, champion_sensor],
     resources={"pipeline": PipelineResource()},

@@ -14,6 +14,7 @@ from dagster import (
     define_asset_job,
 )
 
+from assets.engine import tranche_dask_executor
 from assets.partitions import TRANCHES
 
 # A string selection: it needs the antlr4 4.13 pin in pyproject.toml (dagster issue #27487).
@@ -24,6 +25,17 @@ digitize_archive = define_asset_job(
     "digitize_archive",
     selection=archive_selection,
     description="Ingest, validate and digitise one tranche (a partition) with the current champion; no training.",
+)
+
+# The same assets, each step a task on a Dask cluster (docs/runbooks/scale-out.md). The launchpad's
+# `execution.config.cluster.existing.address` names the scheduler; left empty, Dask starts a local
+# cluster of its own for the run.
+digitize_archive_dask = define_asset_job(
+    "digitize_archive_dask",
+    selection=archive_selection,
+    executor_def=tranche_dask_executor,
+    description="digitize_archive on a Dask cluster: set execution.config.cluster.existing.address in the "
+                "launchpad (docs/runbooks/scale-out.md).",
 )
 
 
