@@ -38,20 +38,25 @@ lock: $(STAMP)
 		echo "make lock: torch resolved to its CUDA build; point pip at torch's CPU wheel (find-links)" >&2; exit 1; fi
 	mv $(LOCK).new $(LOCK)
 
-# Build the embedded sample archive if data/raw holds no scan, materialise every asset, summarise.
-demo: $(STAMP)
-	$(BIN)/veernet --profile demo sample
+# Build the embedded sample archive if data/raw holds no scan, register its tranches as partitions
+# (assets/partitions.py), materialise every asset for each tranche, summarise.
+# The instance settings (run queue limit) of `make demo` and `make ui`: deploy/dagster.yaml.
+$(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
 	mkdir -p $(DAGSTER_HOME)
-	PATH=$(CURDIR)/$(BIN):$$PATH DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo \
-		$(BIN)/dagster asset materialize -m assets.definitions --select '*'
+	cp deploy/dagster.yaml $@
+
+demo: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/veernet --profile demo sample
+	for tranche in $$(DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo $(BIN)/python -m assets.partitions); do \
+		PATH=$(CURDIR)/$(BIN):$$PATH DAGSTER_HOME=$(DAGSTER_HOME) VEERNET_PROFILE=demo \
+		$(BIN)/dagster asset materialize -m assets.definitions --select '*' --partition "$$tranche" || exit 1; done
 	$(BIN)/veernet --profile demo summary
 
 test: $(STAMP)
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q
 
 # The Dagster UI on http://127.0.0.1:3000 with the asset graph and its checks.
-ui: $(STAMP)
-	mkdir -p $(DAGSTER_HOME)
+ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	PATH=$(CURDIR)/$(BIN):$$PATH DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 lint: $(STAMP)

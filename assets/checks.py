@@ -5,11 +5,13 @@ Expectations run here over the files the validated rows point at and their pixel
 over the bounds validation already filtered on; a failure names the scans and what was found.
 """
 
-from __future__ import annotations
+from collections.abc import Callable
 
-from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
+from assets.partitions import run_keys
 from assets.resources import PipelineResource
+from veernet_pipeline.config import Settings
 from veernet_pipeline.quality import (
     CheckOutcome,
     champion_gate,
@@ -28,27 +30,43 @@ def _result(outcome: CheckOutcome, severity: AssetCheckSeverity = AssetCheckSeve
                             description=outcome.description)
 
 
+def _per_tranche(context: AssetCheckExecutionContext, pipeline: PipelineResource,
+                 check: Callable[[Settings, str | None], CheckOutcome],
+                 severity: AssetCheckSeverity = AssetCheckSeverity.ERROR) -> AssetCheckResult:
+    """A check on a partitioned archive asset, over the tranches of the run (or the whole archive outside one).
+
+    One tranche reports as the check itself; several pass only together, each with its own figures.
+    """
+    settings, keys = pipeline.settings(), run_keys(context)
+    outcomes = {key: check(settings, key) for key in keys}
+    if len(outcomes) == 1:
+        return _result(outcomes[keys[0]], severity)
+    return _result(CheckOutcome(all(o.passed for o in outcomes.values()),
+                                "; ".join(f"{key}: {o.description}" for key, o in outcomes.items()),
+                                {str(key): o.metadata for key, o in outcomes.items()}), severity)
+
+
 @asset_check(asset="validated_scans", description="Every scan file in paths.raw now is validated or quarantined "
              "exactly once; no row whose file left the archive.")
-def scans_accounted_for(pipeline: PipelineResource) -> AssetCheckResult:
-    return _result(manifest_accounting(pipeline.settings()))
+def scans_accounted_for(context: AssetCheckExecutionContext, pipeline: PipelineResource) -> AssetCheckResult:
+    return _per_tranche(context, pipeline, manifest_accounting)
 
 
 @asset_check(asset="validated_scans", description="pandera on the files rows point at: decoded scan readable, "
              "one uint8 page of the row's landscape shape; path, sha256 unique; sidecar exists.")
-def validated_scans_schema(pipeline: PipelineResource) -> AssetCheckResult:
-    return _result(validated_schema(pipeline.settings()))
+def validated_scans_schema(context: AssetCheckExecutionContext, pipeline: PipelineResource) -> AssetCheckResult:
+    return _per_tranche(context, pipeline, validated_schema)
 
 
 @asset_check(asset="validated_scans", description="Great Expectations on pixel statistics: paper light "
              "(median gray >= 150), ink share 0.5-45 %, no repeated sha256.")
-def validated_scans_expectations(pipeline: PipelineResource) -> AssetCheckResult:
-    return _result(validated_expectations(pipeline.settings()))
+def validated_scans_expectations(context: AssetCheckExecutionContext, pipeline: PipelineResource) -> AssetCheckResult:
+    return _per_tranche(context, pipeline, validated_expectations)
 
 
 @asset_check(asset="quarantined_scans", description="Warns while scans wait in quarantine; counts by reason code.")
-def quarantine_is_empty(pipeline: PipelineResource) -> AssetCheckResult:
-    return _result(quarantine_summary(pipeline.settings()), AssetCheckSeverity.WARN)
+def quarantine_is_empty(context: AssetCheckExecutionContext, pipeline: PipelineResource) -> AssetCheckResult:
+    return _per_tranche(context, pipeline, quarantine_summary, AssetCheckSeverity.WARN)
 
 
 @asset_check(asset="binary_model", description="Weights load; output shape equals input shape, one curve map; "
@@ -70,8 +88,8 @@ def champion_gate_passed(pipeline: PipelineResource) -> AssetCheckResult:
 
 @asset_check(asset="digitized_logs", description="Every validated scan indexed once as written or skipped (none "
              "failed), and each LAS it lists exists.")
-def every_scan_digitized(pipeline: PipelineResource) -> AssetCheckResult:
-    return _result(digitized_accounting(pipeline.settings()))
+def every_scan_digitized(context: AssetCheckExecutionContext, pipeline: PipelineResource) -> AssetCheckResult:
+    return _per_tranche(context, pipeline, digitized_accounting)
 
 
 CHECKS = [

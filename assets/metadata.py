@@ -27,10 +27,12 @@ def stage_spec(stage: str) -> dict[str, Any]:
     return {"tags": {STAGE_TAG: stage}, "code_version": stage_code_version(stage)}
 
 
-def materialized(result: StageResult, keys: tuple[str, ...] | None = None, **kwargs: Any) -> MaterializeResult:
-    """A stage result as a materialisation: its metadata and, as the data version, its output's digest."""
+def materialized(result: StageResult, keys: tuple[str, ...] | None = None, extra: dict[str, Any] | None = None,
+                 **kwargs: Any) -> MaterializeResult:
+    """A stage result as a materialisation: its metadata (and `extra`), and its output digest as the data version."""
     version = DataVersion(result.data_version) if result.data_version else None
-    return MaterializeResult(metadata=result_metadata(result, keys), data_version=version, **kwargs)
+    return MaterializeResult(metadata={**result_metadata(result, keys), **(extra or {})}, data_version=version,
+                             **kwargs)
 
 
 def png(path: str | Path) -> MetadataValue:

@@ -61,11 +61,19 @@ def copy_project(settings: Settings, folder: Path) -> Settings:
 
 
 def run_check(check: AssetChecksDefinition, settings: Settings) -> tuple[bool, str, str, dict[str, Any]]:
-    """Invoke a Dagster asset check on a project: (passed, severity name, description, plain metadata)."""
+    """Invoke a Dagster asset check on a project: (passed, severity name, description, plain metadata).
+
+    Outside a partitioned run, the archive checks cover the whole archive (the DVC run's tables).
+    """
+    from dagster import build_asset_check_context
+
     from assets.resources import PipelineResource
 
     resource = PipelineResource(params_path=str(settings.root / "params.yaml"), profile=settings.profile)
-    result = check(pipeline=resource)
+    if check.op.compute_fn.has_context_arg():
+        result = check(build_asset_check_context(), pipeline=resource)
+    else:
+        result = check(pipeline=resource)
     metadata = {key: getattr(value, "value", value) for key, value in result.metadata.items()}
     return result.passed, result.severity.name, result.description, metadata
 

@@ -26,7 +26,7 @@ log = logging.getLogger("veernet")
 def _run_stage(args: argparse.Namespace) -> dict[str, Any]:
     settings = load_settings(args.params, args.profile, args.set)
     # Each stage's own options (--resume, --model, --preview), named as its function takes them.
-    options = {key: getattr(args, key) for key in ("resume", "model_uri", "preview") if hasattr(args, key)}
+    options = {key: getattr(args, key) for key in ("resume", "model_uri", "preview", "tranche") if hasattr(args, key)}
     return asdict(stages.run(args.command, settings, **options))
 
 
@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.set_defaults(func=_run_stage)
         if name.startswith("train_"):
             cmd.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+        if name in ("ingest", "validate", "infer"):
+            cmd.add_argument("--tranche", help="only this top-level folder of paths.raw (`_root`: scans directly in "
+                             "it); tables go to paths.tranches/<tranche>/")
         if name == "infer":
             cmd.add_argument("--model", dest="model_uri", help="model URI (default: params infer.model_uri)")
         if name == "synthesize":

@@ -63,6 +63,8 @@ class Paths(_Strict):
     models: Path
     evaluation: Path
     digitized: Path
+    # Per-tranche runs (Dagster partitions): <tranches>/<tranche>/{ingested,validated,digitized}.
+    tranches: Path = Path("data/tranches")
     las_source: str = ""
 
 

@@ -1,4 +1,7 @@
-"""The whole asset graph, materialised in-process on the `test` profile, checks included."""
+"""The whole asset graph, materialised in-process on the `test` profile, checks included.
+
+The sample archive is flat, so it is one partition of the archive assets: the root tranche.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +15,18 @@ from dagster import DagsterInstance, materialize
 
 from assets.checks import CHECKS
 from assets.definitions import ASSETS, defs
+from assets.partitions import register_tranches
 from assets.resources import PipelineResource
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.tranches import ROOT_TRANCHE, archive_dirs
 
 
 @pytest.fixture(scope="module")
 def materialized(sample_project: Settings) -> tuple[Settings, object]:
     with DagsterInstance.ephemeral() as instance:
-        result = materialize([*ASSETS, *CHECKS], resources={"pipeline": PipelineResource()}, instance=instance)
+        assert register_tranches(instance, sample_project) == [ROOT_TRANCHE]
+        result = materialize([*ASSETS, *CHECKS], resources={"pipeline": PipelineResource()}, instance=instance,
+                             partition_key=ROOT_TRANCHE)
     return sample_project, result
 
 
@@ -48,15 +55,16 @@ def test_validated_scans_link_their_data_docs(materialized: tuple[Settings, obje
     (event,) = [m for m in result.get_asset_materialization_events()
                 if m.event_specific_data.materialization.asset_key.to_user_string() == "validated_scans"]
     docs = event.event_specific_data.materialization.metadata["data_docs"]
-    assert docs.path == str(settings.path("validated") / "data_docs" / "index.html")
+    assert docs.path == str(archive_dirs(settings, ROOT_TRANCHE).validated / "data_docs" / "index.html")
     assert "veernet_scan_layout" in Path(docs.path).read_text()
 
 
 def test_one_las_per_valid_scan_and_a_record_per_bad_one(materialized: tuple[Settings, object]) -> None:
     settings, _ = materialized
-    validated = pd.read_parquet(settings.path("validated") / "validated.parquet")
-    quarantined = pd.read_parquet(settings.path("validated") / "quarantine.parquet")
-    index = pd.read_parquet(settings.path("digitized") / "index.parquet")
+    dirs = archive_dirs(settings, ROOT_TRANCHE)
+    validated = pd.read_parquet(dirs.validated / "validated.parquet")
+    quarantined = pd.read_parquet(dirs.validated / "quarantine.parquet")
+    index = pd.read_parquet(dirs.index / "index.parquet")
     assert len(validated) >= 3
     assert set(quarantined["reason_code"]) >= {"truncated", "height_out_of_range"}
     assert (index["status"] == "written").sum() == len(validated)
@@ -78,14 +86,16 @@ def test_evaluation_and_registry(materialized: tuple[Settings, object]) -> None:
 def test_rematerialising_reuses_every_stage(materialized: tuple[Settings, object]) -> None:
     settings, _ = materialized
     with DagsterInstance.ephemeral() as instance:
-        again = materialize(ASSETS, resources={"pipeline": PipelineResource()}, instance=instance)
+        register_tranches(instance, settings)
+        again = materialize(ASSETS, resources={"pipeline": PipelineResource()}, instance=instance,
+                            partition_key=ROOT_TRANCHE)
     assert again.success
     reused = {m.asset_key.to_user_string(): m.metadata.get("reused_previous_result")
               for m in [e.event_specific_data.materialization for e in again.get_asset_materialization_events()]}
     for key in ("raw_scans", "validated_scans", "synthetic_binary", "binary_model", "multiclass_model",
                 "model_evaluation"):
         assert reused[key].value is True, key
-    index = pd.read_parquet(settings.path("digitized") / "index.parquet")
+    index = pd.read_parquet(archive_dirs(settings, ROOT_TRANCHE).index / "index.parquet")
     assert set(index["status"]) == {"skipped"}
 
 

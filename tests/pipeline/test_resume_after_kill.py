@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import torch
 
 from tests.conftest import make_project
+from tests.kill import sigkill_when
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.training.checkpoint import load_checkpoint
 
@@ -67,19 +66,8 @@ def test_sigkill_mid_epoch_then_resume_gives_the_uninterrupted_weights(tmp_path:
 
     # Killed with SIGKILL (no handler, no clean-up) as soon as a mid-epoch checkpoint is on disk.
     checkpoint = models / "checkpoints" / "last.pt"
-    killed_log = tmp_path / "killed.log"
-    with killed_log.open("w") as err, subprocess.Popen(
-        [*VEERNET, *overrides, "train_binary", "--resume"], cwd=project, env=_env(params),
-        stdout=subprocess.DEVNULL, stderr=err,
-    ) as run:
-        deadline = time.monotonic() + DEADLINE_S
-        while not checkpoint.is_file():
-            assert run.poll() is None, f"the run ended before its first checkpoint:\n{killed_log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no checkpoint within {DEADLINE_S:.0f} s"
-            time.sleep(0.01)
-        run.send_signal(signal.SIGKILL)
-        run.wait(timeout=60)
-    assert run.returncode == -signal.SIGKILL
+    sigkill_when([*VEERNET, *overrides, "train_binary", "--resume"], project, _env(params), tmp_path / "killed.log",
+                 checkpoint.is_file, "checkpoint", DEADLINE_S)
     assert not (models / "weights.pt").exists()  # the run did not get to its end
     position = load_checkpoint(checkpoint)
     assert position["epoch"] == 0 and 0 < position["step_in_epoch"] < batches, "the kill did not land mid-epoch"

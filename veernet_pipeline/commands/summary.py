@@ -10,6 +10,7 @@ import pandas as pd
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.inference.archive import INDEX_FILE
+from veernet_pipeline.io.tranches import archive_dirs, run_tranches
 from veernet_pipeline.stages import recorded
 from veernet_pipeline.tracking.store import tracking_uri
 
@@ -25,16 +26,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def summarize(settings: Settings) -> dict[str, Any]:
-    """Collect the recorded stage results into one dict with a human-readable `text`."""
-    validated = recorded(settings.path("validated"))
+    """Collect the recorded stage results into one dict with a human-readable `text`.
+
+    The archive's figures are those of its tranches when it was run tranche by tranche (Dagster's
+    partitions, `make demo`), else those of the whole-archive run (`dvc repro`, `veernet validate`).
+    """
+    runs = [archive_dirs(settings, t) for t in run_tranches(settings)] or [archive_dirs(settings)]
+    validated = [recorded(dirs.validated) for dirs in runs]
     evaluation = recorded(settings.path("evaluation"))
-    index_path = settings.path("digitized") / INDEX_FILE
-    if validated is None or evaluation is None or not index_path.is_file():
+    if None in validated or evaluation is None or not all((d.index / INDEX_FILE).is_file() for d in runs):
         raise FileNotFoundError("no completed run to summarise: run the pipeline first (make demo)")
-    counts = validated["result"]["counts"]
+    counts = {key: sum(v["result"]["counts"][key] for v in validated) for key in ("files", "validated", "quarantined")}
     metrics = evaluation["result"]["metrics"]
-    digitized = pd.read_parquet(index_path)
-    quarantine = pd.read_parquet(settings.path("validated") / "quarantine.parquet")
+    digitized = pd.concat([pd.read_parquet(d.index / INDEX_FILE) for d in runs], ignore_index=True)
+    quarantine = pd.concat([pd.read_parquet(d.validated / "quarantine.parquet") for d in runs], ignore_index=True)
     las_files = sorted(Path(p) for p in digitized.loc[digitized["status"] != "failed", "las"])
     lines = [
         f"profile: {settings.profile}",
@@ -45,7 +50,7 @@ def summarize(settings: Settings) -> dict[str, Any]:
         f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
         f"(threshold {metrics['gate']['threshold'] if metrics['gate']['threshold'] is not None else 'open'})",
         f"LAS files ({len(las_files)}): {settings.path('digitized')}",
-        f"validation report: {settings.path('validated') / 'report.json'}",
+        *(f"validation report: {d.validated / 'report.json'}" for d in runs),
         f"MLflow store: {tracking_uri(settings.root)}",
         f"evaluation: {settings.path('evaluation')}",
     ]

@@ -88,6 +88,7 @@ def digitize_validated(
     out_dir: Path,
     infer: InferParams,
     extract: ExtractParams,
+    index_dir: Path | None = None,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -98,10 +99,12 @@ def digitize_validated(
         raw_dir: root of the scans' `calibration` sidecar paths.
         model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
         label: names the output folder, e.g. "veernet-multiclass-v3-x1a2b3c4d".
-        out_dir: output root; gets `index.parquet` and `failures.parquet`.
+        out_dir: output root of the LAS and QC files.
         infer: tiling, the tallest track read (`max_height`; a taller scan fails alone), `max_attempts` and
             `low_confidence` (params.yaml `infer:`).
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
+        index_dir: where `index.parquet` and `failures.parquet` go (default `out_dir`); a tranche's
+            run keeps its own index there while its LAS files join everyone's in `out_dir`.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -112,7 +115,8 @@ def digitize_validated(
     scans = pd.read_parquet(manifest)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model: nn.Module | None = None
-    before = previous_index(out_dir)
+    index_dir = Path(index_dir or out_dir)
+    before = previous_index(index_dir)
     threshold = infer.low_confidence
     records: list[dict[str, object]] = []
     for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
@@ -151,9 +155,9 @@ def digitize_validated(
     counts.update({status: int((index["status"] == status).sum()) for status in ("written", "skipped", "failed")})
     if counts["validated"] != counts["written"] + counts["skipped"] + counts["failed"]:
         raise AssertionError(f"digitize_validated lost scans: {counts}")
-    write_parquet_atomic(Path(out_dir) / INDEX_FILE, index)
-    write_parquet_atomic(Path(out_dir) / FAILURES_FILE, index[index["status"] == "failed"])
-    log.info("digitised archive into %s: %s", out_dir, counts)
+    write_parquet_atomic(index_dir / INDEX_FILE, index)
+    write_parquet_atomic(index_dir / FAILURES_FILE, index[index["status"] == "failed"])
+    log.info("digitised %s into %s: %s", manifest, out_dir, counts)
     return counts
 
 

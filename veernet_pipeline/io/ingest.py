@@ -50,6 +50,7 @@ from veernet_pipeline.io.manifest import (
 from veernet_pipeline.io.pool import run_each, worker_count, worker_pool
 from veernet_pipeline.io.scan_errors import DECODE_CRASHED, DECODE_TIMEOUT
 from veernet_pipeline.io.scanfile import ReadRules, decode_step, failure_fields, header_step, image_statistics
+from veernet_pipeline.io.tranches import in_tranche
 from veernet_pipeline.provenance import code_digest, digest, file_sha256
 
 logger = logging.getLogger(__name__)
@@ -60,14 +61,16 @@ _HEADER_COLUMNS = [c for c in MANIFEST_COLUMNS if c not in ("path", "decoded", "
                                                              "calibration", "calibration_sha256")]
 
 
-def scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...]) -> list[Path]:
+def scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...], tranche: str | None = None) -> list[Path]:
     """Every file under `raw_dir` whose extension is one of `extensions` (case-insensitive), sorted by relative path.
 
     A broken symbolic link counts (ingest records it as unreadable). Ingest takes exactly these
-    files, so a check can compare the archive on disk with the manifest.
+    files, so a check can compare the archive on disk with the manifest. With `tranche`, only
+    that tranche's files (`io.tranches`).
     """
     wanted = {(e if e.startswith(".") else f".{e}").lower() for e in extensions}
-    found = [p for p in raw_dir.rglob("*") if (p.is_file() or p.is_symlink()) and p.suffix.lower() in wanted]
+    found = [p for p in raw_dir.rglob("*") if (p.is_file() or p.is_symlink()) and p.suffix.lower() in wanted
+             and in_tranche(p.relative_to(raw_dir).as_posix(), tranche)]
     return sorted(found, key=lambda p: p.relative_to(raw_dir).as_posix())
 
 
@@ -128,7 +131,8 @@ def _read_files(jobs: dict[str, Path], out_dir: Path, params: IngestParams, rule
     return found
 
 
-def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: ValidateParams) -> dict[str, int]:
+def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: ValidateParams,
+                   tranche: str | None = None) -> dict[str, int]:
     """Walk an archive, read its scans in worker processes and write ``out_dir/manifest.parquet``.
 
     Args:
@@ -136,6 +140,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         out_dir: receives ``manifest.parquet``, ``files.parquet`` and ``scans/<sha256[:16]>.tif``.
         params: the ``ingest:`` section (extensions, workers, pixel budget, worker limits).
         bounds: the ``validate:`` section: a scan whose header misses a bound is not decoded.
+        tranche: only this tranche's files (`io.tranches`); manifest paths stay relative to ``raw_dir``.
 
     Returns:
         ``{"files", "decoded", "errors", "read", "reused"}``: ``read`` files went through the
@@ -147,7 +152,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     if not raw_dir.is_dir():
         raise EmptyArchive(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
-    files = scan_files(raw_dir, params.extensions)
+    files = scan_files(raw_dir, params.extensions, tranche)
     rules = read_rules(params, bounds)
     keys = _keys(rules, params)
     known, known_keys = read_state(out_dir)

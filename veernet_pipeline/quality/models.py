@@ -6,6 +6,7 @@ import json
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.tranches import archive_dirs
 from veernet_pipeline.quality.outcome import CheckOutcome, accounting, read_table, validated_rows
 from veernet_pipeline.stages import recorded
 
@@ -48,15 +49,15 @@ def champion_gate(settings: Settings) -> CheckOutcome:
                         {k: v for k, v in decision.items() if v is not None})
 
 
-def digitized_accounting(settings: Settings) -> CheckOutcome:
+def digitized_accounting(settings: Settings, tranche: str | None = None) -> CheckOutcome:
     """Every validated scan is in the digitised index once, none failed, and each LAS it lists is on disk.
 
     Fails when a scan was validated after the last inference run, when the index lists a scan no
     longer validated or one twice, when a scan failed, or when a LAS file was removed since.
     """
     out = settings.path("digitized")
-    validated = validated_rows(settings)
-    index = read_table(out / INDEX, "digitized_logs")
+    validated = validated_rows(settings, tranche)
+    index = read_table(archive_dirs(settings, tranche).index / INDEX, "digitized_logs")
     status = {str(k): int(v) for k, v in index["status"].value_counts().items()}
     times = index["sha256"].value_counts()
     done = index[index["status"].isin(["written", "skipped"])]

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.tranches import archive_dirs
 
 # `validation.validate.VALIDATED_FILE` and `QUARANTINE_FILE`: spelt out because that module imports
 # Great Expectations (seconds), which the checks that do not run it should not pay for.
@@ -34,9 +35,9 @@ def read_table(path: Path, asset: str) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def validated_rows(settings: Settings) -> pd.DataFrame:
-    """The validate stage's ``validated.parquet``."""
-    return read_table(settings.path("validated") / VALIDATED, "validated_scans")
+def validated_rows(settings: Settings, tranche: str | None = None) -> pd.DataFrame:
+    """The validate stage's ``validated.parquet`` (of the whole archive, or of one tranche)."""
+    return read_table(archive_dirs(settings, tranche).validated / VALIDATED, "validated_scans")
 
 
 def accounting(counts: dict[str, Any], problems: dict[str, list[str]], summary: str, fix: str) -> CheckOutcome:

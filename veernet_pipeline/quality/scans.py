@@ -18,6 +18,7 @@ import pandas as pd
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.ingest import scan_files
+from veernet_pipeline.io.tranches import archive_dirs
 from veernet_pipeline.quality.outcome import (
     LISTED,
     QUARANTINE,
@@ -28,17 +29,18 @@ from veernet_pipeline.quality.outcome import (
 )
 
 
-def manifest_accounting(settings: Settings) -> CheckOutcome:
+def manifest_accounting(settings: Settings, tranche: str | None = None) -> CheckOutcome:
     """Every scan file in the archive is in validated or quarantine exactly once, and every row's file is there.
 
     The archive is walked with ingest's own `scan_files` (``ingest.extensions``, case-insensitive), not
     read from the manifest, so this fails when a scan was added to or removed from `paths.raw` after
-    ingest, or when a row is missing from both tables or appears twice across them.
+    ingest, or when a row is missing from both tables or appears twice across them. With `tranche`,
+    that tranche's files against that tranche's tables.
     """
     raw = settings.path("raw")
-    on_disk = {p.relative_to(raw).as_posix() for p in scan_files(raw, settings.ingest.extensions)}
-    validated = validated_rows(settings)
-    quarantined = read_table(settings.path("validated") / QUARANTINE, "quarantined_scans")
+    on_disk = {p.relative_to(raw).as_posix() for p in scan_files(raw, settings.ingest.extensions, tranche)}
+    validated = validated_rows(settings, tranche)
+    quarantined = read_table(archive_dirs(settings, tranche).validated / QUARANTINE, "quarantined_scans")
     listed = pd.concat([validated["path"], quarantined["path"]], ignore_index=True)
     times = listed.value_counts()
     problems = {
@@ -52,12 +54,12 @@ def manifest_accounting(settings: Settings) -> CheckOutcome:
                        "materialise raw_scans and validated_scans again to account for the archive as it is")
 
 
-def validated_schema(settings: Settings) -> CheckOutcome:
+def validated_schema(settings: Settings, tranche: str | None = None) -> CheckOutcome:
     """The pandera schema of `quality.files` holds for the files every validated row points at."""
     from veernet_pipeline.quality.files import file_facts, file_failures
 
-    validated = validated_rows(settings)
-    failures = file_failures(file_facts(validated, settings.path("ingested"), settings.path("raw")))
+    validated = validated_rows(settings, tranche)
+    failures = file_failures(file_facts(validated, archive_dirs(settings, tranche).ingested, settings.path("raw")))
     if not failures:
         return CheckOutcome(True, f"{len(validated)} validated scans: each decoded file readable, one uint8 page of "
                                   "the row's landscape shape; paths and hashes unique; sidecars present",
@@ -68,11 +70,11 @@ def validated_schema(settings: Settings) -> CheckOutcome:
                         {"rows": len(validated), "by_check": by_check, "failures": failures[:LISTED]})
 
 
-def validated_expectations(settings: Settings) -> CheckOutcome:
+def validated_expectations(settings: Settings, tranche: str | None = None) -> CheckOutcome:
     """The Great Expectations content suite (light paper, plausible ink share, unique bytes) on validated scans."""
     from veernet_pipeline.quality.content import run_content_expectations
 
-    validated = validated_rows(settings)
+    validated = validated_rows(settings, tranche)
     result = run_content_expectations(validated)
     failed = [{**{k: e[k] for k in ("column", "expectation", "bound", "unexpected_count")},
                "unexpected_paths": e["unexpected_paths"][:LISTED], "unexpected_values": e["unexpected_values"][:LISTED]}
@@ -86,9 +88,9 @@ def validated_expectations(settings: Settings) -> CheckOutcome:
     return CheckOutcome(bool(result["success"]), description, {"rows": result["rows"], "failed": failed})
 
 
-def quarantine_summary(settings: Settings) -> CheckOutcome:
+def quarantine_summary(settings: Settings, tranche: str | None = None) -> CheckOutcome:
     """Passes only when nothing waits in quarantine; the figures say why scans were rejected."""
-    quarantined = read_table(settings.path("validated") / QUARANTINE, "quarantined_scans")
+    quarantined = read_table(archive_dirs(settings, tranche).validated / QUARANTINE, "quarantined_scans")
     by_reason = {str(k): int(v) for k, v in quarantined["reason_code"].value_counts().items()}
     return CheckOutcome(quarantined.empty, f"{len(quarantined)} scans in quarantine",
                         {"quarantined": len(quarantined), "by_reason": by_reason,

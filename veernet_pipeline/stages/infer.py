@@ -14,6 +14,7 @@ import time
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE, digitize_validated
+from veernet_pipeline.io.tranches import archive_dirs
 from veernet_pipeline.provenance import digest
 from veernet_pipeline.stages.cache import StageResult, files_version, stage_code_version
 from veernet_pipeline.tracking import store
@@ -24,19 +25,24 @@ def output_label(name: str, version: str, settings: Settings) -> str:
     return f"{name}-v{version}-x{digest([settings.section('extract'), stage_code_version('infer')])[:8]}"
 
 
-def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
-    """Digitise every validated scan with the chosen model (default `veernet-multiclass@champion`)."""
+def infer(settings: Settings, model_uri: str | None = None, tranche: str | None = None) -> StageResult:
+    """Digitise every validated scan (of the archive, or of one tranche) with the chosen model.
+
+    The model defaults to `veernet-multiclass@champion`. A tranche's index goes to its own folder
+    (`io.tranches.archive_dirs`); its LAS files go where everyone's do, keyed by content.
+    """
     uri = model_uri or settings.infer.model_uri
     out = settings.path("digitized")
+    dirs = archive_dirs(settings, tranche)
     name, _ = store.resolve_model(settings.root, uri)
     model_dir, version = store.download_model(settings.root, uri, settings.path("models") / "registry")
     label = output_label(name, version, settings)
     started = time.perf_counter()
-    counts = digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
-                                model_dir, label, out, settings.infer, settings.extract)
+    counts = digitize_validated(dirs.validated, dirs.ingested, settings.path("raw"),
+                                model_dir, label, out, settings.infer, settings.extract, dirs.index)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
-                       data_version=files_version([out / INDEX_FILE]),
+                       data_version=files_version([dirs.index / INDEX_FILE]),
                        skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,
                        metrics={"wall_clock_s": round(time.perf_counter() - started, 3)},
-                       paths={"index": str(out / INDEX_FILE), "model_uri": uri, "model_version": version,
+                       paths={"index": str(dirs.index / INDEX_FILE), "model_uri": uri, "model_version": version,
                               "output_label": label})

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.tranches import archive_dirs
 from veernet_pipeline.stages.cache import StageResult, files_version, flat_counts, run_cached, upstream
 from veernet_pipeline.validation.expectations import DOCS_DIR
 from veernet_pipeline.validation.validate import QUARANTINE_FILE, REPORT_FILE, VALIDATED_FILE, validate_manifest
 
 
-def validate(settings: Settings) -> StageResult:
-    """Split the manifest into validated and quarantined scans with reason codes."""
-    src, out = settings.path("ingested"), settings.path("validated")
+def validate(settings: Settings, tranche: str | None = None) -> StageResult:
+    """Split the manifest (of the whole archive, or of one tranche) into validated and quarantined scans."""
+    dirs = archive_dirs(settings, tranche)
+    src, out = dirs.ingested, dirs.validated
     files = {"validated": out / VALIDATED_FILE, "quarantine": out / QUARANTINE_FILE, "report": out / REPORT_FILE,
              "data_docs": out / DOCS_DIR / "index.html"}
 
