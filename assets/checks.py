@@ -51,12 +51,14 @@ def quarantine_is_empty(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(quarantine_summary(pipeline.settings()), AssetCheckSeverity.WARN)
 
 
-@asset_check(asset="binary_model", description="Weights load; output shape equals input shape; logits finite.")
+@asset_check(asset="binary_model", description="Weights load; output shape equals input shape, one curve map; "
+             "logits finite.")
 def binary_model_sanity(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(model_sanity(pipeline.settings(), "binary"))
 
 
-@asset_check(asset="multiclass_model", description="Weights load; output shape equals input shape; logits finite.")
+@asset_check(asset="multiclass_model", description="Weights load; output shape equals input shape, one map per mask "
+             "class; logits finite.")
 def multiclass_model_sanity(pipeline: PipelineResource) -> AssetCheckResult:
     return _result(model_sanity(pipeline.settings(), "multiclass"))
 

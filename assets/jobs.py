@@ -15,6 +15,7 @@ digitize_archive = define_asset_job(
 )
 
 nightly_archive = ScheduleDefinition(
+    name="nightly_archive",  # the name the UI and the runbooks show (default: <job>_schedule)
     job=digitize_archive,
     cron_schedule="0 2 * * *",
     default_status=DefaultScheduleStatus.STOPPED,

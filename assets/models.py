@@ -10,17 +10,16 @@ from dagster import MaterializeResult, asset
 
 from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
-from veernet_pipeline import stages
 
 
 @asset(deps=["synthetic_binary"], group_name="models", kinds={"pytorch", "mlflow"}, **stage_spec("train_binary"))
 def binary_model(pipeline: PipelineResource) -> MaterializeResult:
     """VeerNet trained on curve vs background (physical and effective batch 1); `veernet-binary` in MLflow."""
-    return materialized(stages.run("train_binary", pipeline.settings(), resume=True))
+    return materialized(pipeline.run("train_binary", resume=True))
 
 
 @asset(deps=["synthetic_multiclass", "binary_model"], group_name="models", kinds={"pytorch", "mlflow"},
        **stage_spec("train_multiclass"))
 def multiclass_model(pipeline: PipelineResource) -> MaterializeResult:
     """Three-class VeerNet seeded from the binary weights; `veernet-multiclass` in MLflow."""
-    return materialized(stages.run("train_multiclass", pipeline.settings(), resume=True))
+    return materialized(pipeline.run("train_multiclass", resume=True))

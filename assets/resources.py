@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from assets.failures import operator_failures
+from veernet_pipeline import stages
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.stages import StageResult
 
 
 class PipelineResource(ConfigurableResource):
@@ -21,4 +26,12 @@ class PipelineResource(ConfigurableResource):
     overrides: list[str] = Field(default=[], description="section.key=value overrides applied last")
 
     def settings(self) -> Settings:
-        return load_settings(self.params_path or None, self.profile or None, self.overrides)
+        """The run's settings; bad params fail the step with what to fix (`assets.failures`)."""
+        with operator_failures():
+            return load_settings(self.params_path or None, self.profile or None, self.overrides)
+
+    def run(self, stage: str, **options: Any) -> StageResult:
+        """Run one stage on this run's settings; an operator's error fails the step with its advice."""
+        settings = self.settings()
+        with operator_failures():
+            return stages.run(stage, settings, **options)

@@ -8,13 +8,12 @@ from dagster import AssetSpec, MaterializeResult, asset, multi_asset
 
 from assets.metadata import materialized, stage_spec
 from assets.resources import PipelineResource
-from veernet_pipeline import stages
 
 
 @asset(group_name="scans", kinds={"python", "tiff", "parquet"}, **stage_spec("ingest"))
 def raw_scans(pipeline: PipelineResource) -> MaterializeResult:
     """Every TIFF under `paths.raw`: a Parquet manifest of headers and hashes, plus decoded landscape scans."""
-    return materialized(stages.run("ingest", pipeline.settings()))
+    return materialized(pipeline.run("ingest"))
 
 
 @multi_asset(
@@ -27,7 +26,7 @@ def raw_scans(pipeline: PipelineResource) -> MaterializeResult:
 )
 def validation(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     """Split the manifest by the pandera schema built from params' bounds."""
-    result = stages.run("validate", pipeline.settings())
+    result = pipeline.run("validate")
     # data_docs: the Great Expectations Data Docs (HTML) of this validation, as a path in the UI.
     yield materialized(result, ("validated", "report", "data_docs"), asset_key="validated_scans")
     yield materialized(result, ("quarantine",), asset_key="quarantined_scans")

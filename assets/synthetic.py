@@ -33,7 +33,7 @@ def synthetic_sets(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     contact sheet (inline when small enough, else its path); the foreign set's counts and sheet.
     """
     settings = pipeline.settings()
-    result = stages.run("synthesize", settings)
+    result = pipeline.run("synthesize")
     for name in ("binary", "multiclass"):
         yield materialized(result, (name,), asset_key=f"synthetic_{name}")
     # The foreign scans carry their own data version: the evaluate stage keys on it, training never does.

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +47,14 @@ def write_results(out: Path, name: str, document: dict[str, Any], title: str, bo
     write_text_atomic(out / f"{name}.json", json.dumps(document, indent=2) + "\n")
     write_text_atomic(out / f"{name}.md", f"# {title}\n\n{body}")
     print(body)
+
+
+def median_seconds(func: Callable[[], Any], repeats: int) -> float:
+    """Median wall seconds of `repeats` calls of `func` after one warm-up call."""
+    func()
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        func()
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)

@@ -31,13 +31,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from _record import load_note, machine, markdown_table, write_results
+from _record import load_note, machine, markdown_table, median_seconds, write_results
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.metrics import MaskScores
@@ -54,17 +53,6 @@ def _numpy_counts(pred: np.ndarray, true: np.ndarray, valid: np.ndarray, classes
     pairs = np.bincount(true[valid] * classes + pred[valid], minlength=classes**2).reshape(classes, classes)
     tp = np.diag(pairs)
     return np.stack([tp, pairs.sum(axis=0) - tp, pairs.sum(axis=1) - tp])
-
-
-def _timed(func: Any, repeats: int) -> float:
-    """Median wall seconds of `repeats` calls after one warm-up call."""
-    func()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _mask_scores(repeats: int) -> dict[str, Any]:
@@ -96,10 +84,10 @@ def _mask_scores(repeats: int) -> dict[str, Any]:
             model(tile)
 
     figures = {
-        "numpy_bincount_s": _timed(lambda: _numpy_counts(pred_np, true_np, valid_np, CLASSES), repeats),
-        "mask_scores_s": _timed(lambda: MaskScores(CLASSES).update(pred, true, valid), repeats),
-        "torchmetrics_validated_s": _timed(validated, repeats),
-        "net_forward_per_log_s": _timed(forward, max(1, repeats // 2)) * tiles,
+        "numpy_bincount_s": median_seconds(lambda: _numpy_counts(pred_np, true_np, valid_np, CLASSES), repeats),
+        "mask_scores_s": median_seconds(lambda: MaskScores(CLASSES).update(pred, true, valid), repeats),
+        "torchmetrics_validated_s": median_seconds(validated, repeats),
+        "net_forward_per_log_s": median_seconds(forward, max(1, repeats // 2)) * tiles,
     }
     return {"agreement_with_numpy": agreement, "log": [HEIGHT, WIDTH], "classes": CLASSES, "tiles": tiles,
             **{k: round(v, 4) for k, v in figures.items()}, "import_s": _import_seconds(),

@@ -1,27 +1,46 @@
-"""Loss ablation: the multiclass stage trained once per loss under one budget, scored on mask and curve metrics.
+"""Loss ablation: the multiclass stage trained once per loss under one budget, chosen on the recovered curves.
 
-    python benchmarks/losses.py [--set-dir SET] [--binary MODEL_DIR] [--profile demo] [--set key=value ...]
+    python benchmarks/losses.py [--budget-steps N] [--set-dir SET] [--binary MODEL_DIR] [--profile cpu] [--set k=v ...]
+    python benchmarks/losses.py --budget-steps N --estimate 20 [...]   # time 20 steps per loss, project the cost
 
 Every loss of `training/losses` (dice, focal, lovasz, soft_ce, tversky) trains the multiclass
 stage with `train_stage`, starting from the same binary weights, on the same synthetic set, with
 the same seed, epochs, crops, optimiser and warmup-cosine schedule: the profile's
-`train_multiclass` params with only `train_multiclass.loss.name` changed. Each model is then
+`train_multiclass` params with only `train_multiclass.loss.name` changed. `--budget-steps N` sets
+the budget every loss gets: `train_multiclass.epochs` becomes the fewest whole epochs of at least
+N optimiser steps (whole epochs, so every loss sees every training log equally often); without it,
+the profile's epochs. The `cpu` profile's own budget (about 4,000 multiclass steps) is where the
+earlier comparison did not separate the losses; docs/loss-ablation.md gives the budget to run at. Each model is then
 scored by `evaluate_model` on the same held-out logs (params.yaml `evaluate:`), reading curves
 with the same `extract:` params. Models and evaluation outputs live in a temporary folder that is
 removed afterwards.
 
-Winner rule: the lowest mean, over curves A and B, of the per-curve median MAE over logs (track
-units), among the losses that read at least 90 % of both curves (median coverage); ties go to the
-loss named first. The script says whether the winner is the profile's
-current default (`train_multiclass.loss.name` before any --set).
+The choice is made on the curves read from each model, never on the mask (rule fixed before the run):
 
-Writes `results/losses.json` (settings, per-loss metrics, training histories) beside this script
-and `docs/loss-ablation.md` (one table) in the repository, and prints the table.
+Figures are per line style (`metrics.json` "styles": the gate's grouping), medians over logs.
+
+1. eligible: median coverage >= `MIN_COVERAGE` on every style (a loss that leaves a curve unread
+   could otherwise win on MAE, which counts only the columns read), and swap share (mean over
+   logs) <= `MAX_SWAP_SHARE` (a loss that mixes curves up is out whatever its MAE);
+2. winner: the eligible loss with the lowest mean, over styles, of the median MAE over logs
+   (track units);
+3. decisive: (a) the winner's per-log MAE (mean over the log's curves) is lower than that of every
+   other eligible loss by a one-sided Wilcoxon signed-rank test over the same logs at
+   p < `ALPHA` / (losses compared), the Bonferroni bound, and (b) R² agrees: the winner's lowest
+   per-style median R² (the gate's figure) is within `R2_TOLERANCE` of, or above, every other
+   eligible loss's. Otherwise the run says that the losses did not separate at this budget and
+   the default stays.
+
+Writes `results/losses.json` (settings, per-loss metrics and tests, training histories) beside this
+script and `docs/loss-ablation.md` (the table and the verdict) in the repository, and prints the table.
+`--estimate N` trains only N optimiser steps per loss, writes nothing, and prints seconds per step
+and the projected cost of the full run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import tempfile
@@ -31,10 +50,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import wilcoxon
 
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
+from veernet_pipeline.io.classes import CLASSES
 from veernet_pipeline.model.veernet import WEIGHTS_FILE
 from veernet_pipeline.training.losses import LOSSES
 from veernet_pipeline.training.recipes import train_stage
@@ -42,54 +63,74 @@ from veernet_pipeline.training.recipes import train_stage
 log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
-CURVES = ("A", "B")
-# Curve metrics of the table, each shown as "A / B": (metrics.json key, header).
-CURVE_COLUMNS = (("median_mae", "MAE median"), ("median_r2", "R² median"),
-                 ("median_pearson_abs", "\\|r\\| median"), ("median_coverage", "coverage median"))
+MIN_COVERAGE = 0.9  # a loss must read this share of every style (median over logs) to win on MAE
+MAX_SWAP_SHARE = 0.05  # five times issue 11's 1 % target: more and the loss confuses curves, whatever its MAE
+R2_TOLERANCE = 0.005  # a winner on MAE whose gate figure (lowest per-style median R²) trails by more is not decisive
+ALPHA = 0.05
+# Metrics of the table, one column each, "value / value" per style: (metrics.json key, header).
+CURVE_COLUMNS = (("median_mae", "MAE median"), ("median_r2", "R² median"), ("median_coverage", "coverage median"))
 
 
-def row_of(loss: str, metrics: dict[str, Any], train: dict[str, Any], eval_seconds: float) -> dict[str, Any]:
-    """The figures of one loss: mask scores of classes 1 and 2, per-curve medians, swap share, seconds."""
-    classes, curves = metrics["classes"], metrics["curves"]
+def row_of(loss: str, metrics: dict[str, Any], per_log: pd.DataFrame, train: dict[str, Any],
+           eval_seconds: float) -> dict[str, Any]:
+    """The figures of one loss: per-style medians, swap share, mask IoU per class name, per-log MAE, seconds."""
+    curves = metrics["styles"]
     row: dict[str, Any] = {"loss": loss, "train_seconds": train["wall_clock_s"], "eval_seconds": eval_seconds,
-                           "final_val_loss": train["final"].get("val_loss"), "swap_share": metrics["swap_share"]}
-    for cls in ("1", "2"):
-        row[f"iou_{cls}"] = classes.get(cls, {}).get("iou", math.nan)
-        row[f"f1_{cls}"] = classes.get(cls, {}).get("f1", math.nan)
-    for curve in CURVES:
-        for key, _ in CURVE_COLUMNS:
-            row[f"{key}_{curve}"] = curves.get(curve, {}).get(key, math.nan)
-    maes = [row[f"median_mae_{curve}"] for curve in CURVES]
+                           "final_val_loss": train["final"].get("val_loss"), "swap_share": metrics["swap_share"],
+                           "curves": {name: {key: stats.get(key, math.nan) for key, _ in CURVE_COLUMNS}
+                                      for name, stats in curves.items()},
+                           "iou": {CLASSES[int(k)] if int(k) < len(CLASSES) else k: v.get("iou", math.nan)
+                                   for k, v in metrics["classes"].items()}}
+    maes = [stats["median_mae"] for stats in row["curves"].values()]
+    r2s = [stats["median_r2"] for stats in row["curves"].values()]
+    row["min_median_r2"] = float(min(r2s)) if r2s and all(_finite(v) for v in r2s) else -math.inf
     # A curve never read (NaN MAE) must lose, not drop out of the mean.
-    row["mean_median_mae"] = float(np.mean(maes)) if all(_finite(v) for v in maes) else math.inf
+    row["mean_median_mae"] = float(np.mean(maes)) if maes and all(_finite(v) for v in maes) else math.inf
+    row["eligible"] = (bool(row["curves"]) and all(_finite(s["median_coverage"]) and s["median_coverage"] >=
+                                                    MIN_COVERAGE for s in row["curves"].values())
+                       and _finite(row["swap_share"]) and row["swap_share"] <= MAX_SWAP_SHARE)
+    # Per log: the mean MAE over its curves; a curve not read anywhere in the log counts as the worst, 1 track unit.
+    row["log_mae"] = per_log.assign(mae=per_log["mae"].fillna(1.0)).groupby("id")["mae"].mean().to_dict()
     return row
 
 
-MIN_COVERAGE = 0.9  # a loss must read this share of both curves (median over logs) to win on MAE
+def pick_winner(rows: list[dict[str, Any]]) -> tuple[str, bool, dict[str, float]]:
+    """The winner (rule 2 among the eligible, or among all when none is), whether it is decisive (rule 3), p-values.
 
-
-def pick_winner(rows: list[dict[str, Any]]) -> str:
-    """The loss with the lowest mean over curves of median MAE among those that read both curves.
-
-    MAE counts only the columns a curve is read in, so a loss that leaves most of curve B unread
-    could win on MAE alone: only losses whose median coverage reaches `MIN_COVERAGE` on both
-    curves compete (all of them when none does). Ties go to the loss listed first.
+    Ties go to the loss listed first.
     """
-    reading = [row for row in rows if all(_finite(row[f"median_coverage_{c}"]) and
-                                          row[f"median_coverage_{c}"] >= MIN_COVERAGE for c in CURVES)]
-    return min(reading or rows, key=lambda row: row["mean_median_mae"])["loss"]
+    pool = [row for row in rows if row["eligible"]] or rows
+    winner = min(pool, key=lambda row: row["mean_median_mae"])
+    others = [row for row in pool if row is not winner]
+    p_values = {row["loss"]: paired_p(winner["log_mae"], row["log_mae"]) for row in others}
+    r2_agrees = all(winner["min_median_r2"] >= row["min_median_r2"] - R2_TOLERANCE for row in others)
+    decisive = bool(others) and all(p < ALPHA / len(others) for p in p_values.values()) and r2_agrees
+    return winner["loss"], decisive, p_values
 
 
-def markdown_table(rows: list[dict[str, Any]], winner: str) -> str:
+def paired_p(better: dict[str, float], other: dict[str, float]) -> float:
+    """One-sided Wilcoxon signed-rank p-value that `better`'s per-log MAE is lower than `other`'s on shared logs."""
+    logs = sorted(set(better) & set(other))
+    differences = np.array([better[k] - other[k] for k in logs])
+    if len(logs) < 6 or not np.any(differences):  # below 6 pairs no ordering reaches p < 0.05
+        return 1.0
+    return float(wilcoxon(differences, alternative="less").pvalue)
+
+
+def markdown_table(rows: list[dict[str, Any]], winner: str, p_values: dict[str, float]) -> str:
     """One markdown table: a row per loss, the winner in bold."""
-    header = ["Loss", "IoU 1", "F1 1", "IoU 2", "F1 2", *(f"{title} A / B" for _, title in CURVE_COLUMNS),
-              "mean MAE", "swap share", "train s"]
+    curves = sorted({name for row in rows for name in row["curves"]})
+    header = ["Loss", *(f"{title} ({', '.join(curves)})" for _, title in CURVE_COLUMNS), "mean MAE",
+              "lowest R²", "swap share", "eligible", "p vs winner", "IoU per class", "train s"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for row in rows:
         name = f"**{row['loss']}**" if row["loss"] == winner else row["loss"]
-        cells = [name, *(_fmt(row[key]) for key in ("iou_1", "f1_1", "iou_2", "f1_2"))]
-        cells += [f"{_fmt(row[f'{key}_A'])} / {_fmt(row[f'{key}_B'])}" for key, _ in CURVE_COLUMNS]
-        cells += [_fmt(row["mean_median_mae"]), _fmt(row["swap_share"]), f"{row['train_seconds']:.0f}"]
+        cells = [name]
+        cells += [" / ".join(_fmt(row["curves"].get(c, {}).get(key)) for c in curves) for key, _ in CURVE_COLUMNS]
+        cells += [_fmt(row["mean_median_mae"]), _fmt(row["min_median_r2"]), _fmt(row["swap_share"]),
+                  "yes" if row["eligible"] else "no",
+                  _fmt(p_values.get(row["loss"])), ", ".join(f"{k} {_fmt(v, 2)}" for k, v in row["iou"].items()),
+                  f"{row['train_seconds']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -98,8 +139,8 @@ def _finite(value: Any) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def _fmt(value: float | None) -> str:
-    return f"{value:.4f}" if _finite(value) else "n/a"
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return f"{value:.{digits}f}" if _finite(value) else "n/a"
 
 
 def _check_inputs(set_dir: Path, binary: Path) -> None:
@@ -108,20 +149,65 @@ def _check_inputs(set_dir: Path, binary: Path) -> None:
                                 "folder (veernet synthesize)")
     if not (binary / WEIGHTS_FILE).is_file():
         raise FileNotFoundError(f"{binary / WEIGHTS_FILE}: no weights; --binary must be a trained binary model folder "
-                                "(veernet train-binary)")
+                                "(veernet train_binary)")
+
+
+class _Enough(Exception):
+    """Raised from the step hook once the estimate has timed its steps."""
+
+
+def steps_per_epoch(set_dir: Path, settings: Settings) -> tuple[int, int]:
+    """(optimiser steps per multiclass epoch, training logs) for `settings` on the set in `set_dir`."""
+    params = settings.train_multiclass
+    index = pd.read_parquet(set_dir / "index.parquet")
+    logs = int((index["split"] == "train").sum())
+    logs = min(logs, params.max_train) if params.max_train > 0 else logs
+    return math.ceil(math.ceil(logs * params.crops_per_log / params.batch_size) / params.accumulation), logs
+
+
+def budget_epochs(set_dir: Path, settings: Settings, budget_steps: int) -> int:
+    """The fewest whole multiclass epochs holding at least `budget_steps` optimiser steps."""
+    if budget_steps < 1:
+        raise ValueError(f"--budget-steps {budget_steps}: give a positive number of optimiser steps per loss")
+    per_epoch, _ = steps_per_epoch(set_dir, settings)
+    return max(1, math.ceil(budget_steps / per_epoch))
+
+
+def estimate(per_loss: dict[str, Settings], set_dir: Path, binary: Path, steps: int) -> dict[str, Any]:
+    """Seconds per optimiser step of each loss over `steps` steps, and the full run's projected training hours."""
+    full = per_loss[LOSSES[0]].train_multiclass
+    per_epoch, logs = steps_per_epoch(set_dir, per_loss[LOSSES[0]])
+    steps_per_run = full.epochs * per_epoch
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="veernet-losses-") as work:
+        for loss, settings in per_loss.items():
+            marks: list[float] = []
+            short = settings.model_copy(update={"train_multiclass": full.model_copy(update={"epochs": 1})})
+            started = time.perf_counter()
+
+            def stop_after(info: dict[str, Any], marks: list[float] = marks) -> None:
+                marks.append(time.perf_counter())
+                if len(marks) > steps:
+                    raise _Enough
+
+            with contextlib.suppress(_Enough):
+                train_stage(short, "multiclass", set_dir, Path(work) / loss, init_weights=binary, on_step=stop_after)
+            # The first step carries the set-up (reading logs, building the net); time the steps after it.
+            seconds[loss] = (marks[-1] - marks[0]) / (len(marks) - 1) if len(marks) > 1 else math.nan
+            log.info("loss %s: %.3f s per step (%.0f s with set-up)", loss, seconds[loss],
+                     time.perf_counter() - started)
+    hours = sum(seconds.values()) * steps_per_run / 3600
+    return {"seconds_per_step": seconds, "steps_per_run": steps_per_run, "train_logs": logs,
+            "projected_training_hours": hours}
 
 
 def run(set_dir: Path, binary: Path, params: Path | None, profile: str, overrides: list[str], json_out: Path,
         doc_out: Path) -> dict[str, Any]:
     """Train and evaluate one multiclass model per loss, write the JSON and the doc, return the JSON document."""
-    _check_inputs(set_dir, binary)
-    default_loss = load_settings(params, profile).train_multiclass.loss.name
-    per_loss: dict[str, Settings] = {
-        loss: load_settings(params, profile, [*overrides, f"train_multiclass.loss.name={loss}"]) for loss in LOSSES
-    }
+    per_loss = settings_per_loss(params, profile, overrides)
     settings = per_loss[LOSSES[0]]
-    index = pd.read_parquet(set_dir / "index.parquet")
-    rows, histories = [], {}
+    default_loss = load_settings(params, profile).train_multiclass.loss.name
+    rows, histories, n_logs = [], {}, 0
     with tempfile.TemporaryDirectory(prefix="veernet-losses-") as work:
         for loss, loss_settings in per_loss.items():
             log.info("loss %s: training the multiclass stage from %s", loss, binary)
@@ -129,72 +215,95 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
             started = time.perf_counter()
             metrics = evaluate_model(Path(work) / loss / "model", set_dir, Path(work) / loss / "eval",
                                      loss_settings.evaluate, loss_settings.extract)
-            rows.append(row_of(loss, metrics, train, time.perf_counter() - started))
-            histories[loss] = train["history"]
+            per_log = pd.read_csv(Path(work) / loss / "eval" / "per_log.csv")
+            rows.append(row_of(loss, metrics, per_log, train, time.perf_counter() - started))
+            histories[loss], n_logs = train["history"], int(metrics["n_logs"])
             log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, rows[-1]["mean_median_mae"],
                      train["wall_clock_s"])
-    winner = pick_winner(rows)
-    best = next(row for row in rows if row["loss"] == winner)
-    n_logs = int(metrics["n_logs"])
+    winner, decisive, p_values = pick_winner(rows)
     budget = settings.section("train_multiclass")
     budget.pop("loss")
-    available = int((index["split"] == "train").sum())
-    train_items = min(available, budget["max_train"]) if budget["max_train"] > 0 else available
-    verdict = ("it is the current default" if winner == default_loss
-               else f"the current default is `{default_loss}`; weigh the winner's coverage before switching")
-    winner_line = (f"Winner on curves: **{winner}** (rule: lowest mean over curves A and B of the median MAE over "
-                   f"logs among the losses with median coverage >= {MIN_COVERAGE} on both; "
-                   f"{_fmt(best['mean_median_mae'])} track units); {verdict} "
-                   f"(`train_multiclass.loss.name` of profile `{settings.profile}`).")
-    table = markdown_table(rows, winner)
+    verdict = (f"**{winner}** wins decisively: lower per-log MAE than every other eligible loss (one-sided Wilcoxon, "
+               f"p < {ALPHA} / {len(p_values)} each) and a lowest per-style R² within {R2_TOLERANCE} of the best"
+               if decisive else
+               f"{winner} has the lowest mean median MAE, but not decisively (some p >= {ALPHA} / "
+               f"{max(1, len(p_values))}, or its lowest per-style R² trails another eligible loss's by more than "
+               f"{R2_TOLERANCE}): the losses did not separate at this budget")
+    action = ("it is the current default" if winner == default_loss else
+              f"the current default is `{default_loss}`" + ("; switch `train_multiclass.loss.name`" if decisive else
+                                                            "; it stays"))
+    table = markdown_table(rows, winner, p_values)
+    command = f"python benchmarks/losses.py --profile {profile}" + "".join(f" --set {o}" for o in overrides)
     notes = (f"Budget, identical for every loss: profile `{settings.profile}`, seed {settings.seed}, "
-             f"epochs {budget['epochs']}, lr {budget['lr']}, batch {budget['batch_size']} x {budget['accumulation']} "
-             f"accumulated, {budget['warmup_steps']} warmup steps then cosine decay, crop width "
-             f"{budget['crop_width']} px, {train_items} train instances; every run starts "
-             f"from the binary weights `{binary}`. Overrides: {', '.join(f'`{o}`' for o in overrides) or 'none'}.\n\n"
-             f"Scored by `evaluate_model` on the first {n_logs} logs of split `{settings.evaluate.split}` of "
-             f"`{set_dir}`, curves read with the params.yaml `extract:` path search. IoU / F1 of mask classes 1 "
-             f"(curve A) and 2 (curve B) from pixel counts pooled over logs. Curve figures are medians over logs in "
-             f"track units (0..1 of the track height), shown as curve A / curve B; swap share is the share of "
-             f"columns with both curves read in which the identities are swapped (mean over logs). Train s is "
-             f"wall-clock training time on this machine (CPU). MAE counts only the columns where a curve is read, "
-             f"so read it next to coverage: a loss that reads fewer columns can win on MAE alone.\n")
-    document = {
-        "set": str(set_dir), "binary": str(binary), "profile": settings.profile, "seed": settings.seed,
-        "overrides": overrides, "train_multiclass": budget, "evaluate": settings.section("evaluate"),
-        "extract": settings.section("extract"), "n_logs": n_logs, "default_loss": default_loss,
-        "winner": winner, "winner_rule": f"lowest mean over curves A and B of median MAE over logs (track units) "
-                                          f"among losses with median coverage >= {MIN_COVERAGE} on both",
-        "winner_is_default": winner == default_loss, "losses": rows, "histories": histories,
-    }
+             f"{', '.join(f'{k} {v}' for k, v in budget.items())}; every run starts from the binary weights "
+             f"`{binary}`. Scored by `evaluate_model` on the first {n_logs} logs of split "
+             f"`{settings.evaluate.split}` of `{set_dir}`, curves read with the `extract:` path search. Curve figures "
+             f"are medians over logs in track units; swap share as `evaluate_model` reports it; IoU from pixel counts "
+             f"pooled over logs (not used for the choice).\n")
+    document = {"set": str(set_dir), "binary": str(binary), "profile": settings.profile, "seed": settings.seed,
+                "overrides": overrides, "train_multiclass": budget, "evaluate": settings.section("evaluate"),
+                "extract": settings.section("extract"), "n_logs": n_logs, "default_loss": default_loss,
+                "winner": winner, "decisive": decisive, "p_values_vs_winner": p_values,
+                "rule": {"min_coverage": MIN_COVERAGE, "max_swap_share": MAX_SWAP_SHARE, "r2_tolerance": R2_TOLERANCE,
+                         "alpha": ALPHA}, "losses": rows, "histories": histories}
     write_json_atomic(json_out, document)
-    command = "python benchmarks/losses.py" + "".join(f" --set {o}" for o in overrides)
-    write_text_atomic(doc_out, f"# Loss ablation\n\nThe multiclass stage trained once per loss under one budget and "
-                      f"scored on the same held-out logs (`{command}`; raw figures in "
-                      f"`benchmarks/results/losses.json`).\n\n{table}\n{winner_line}\n\n{notes}")
-    print(f"{table}\n{winner_line}\n\n{notes}")
+    result = (f"`{command}` ({time.strftime('%Y-%m-%d')}; raw figures in `benchmarks/results/losses.json`):\n\n"
+              f"{table}\n{verdict}; {action}.\n\n{notes}")
+    write_text_atomic(doc_out, with_result(doc_out, result))
+    print(f"{table}\n{verdict}; {action}.\n\n{notes}")
     return document
 
 
+RESULT_MARK = "<!-- results: benchmarks/losses.py rewrites everything below this line -->"
+
+
+def with_result(doc: Path, result: str) -> str:
+    """The loss-ablation page with `result` below `RESULT_MARK`; the hand-written method above it is kept."""
+    text = doc.read_text() if doc.is_file() else "# Loss ablation\n\n"
+    head = text.split(RESULT_MARK)[0].rstrip("\n")
+    return f"{head}\n\n{RESULT_MARK}\n\n{result}"
+
+
+def settings_per_loss(params: Path | None, profile: str, overrides: list[str]) -> dict[str, Settings]:
+    """The same settings for every loss but `train_multiclass.loss.name`."""
+    return {loss: load_settings(params, profile, [*overrides, f"train_multiclass.loss.name={loss}"])
+            for loss in LOSSES}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Parse arguments and run the ablation."""
+    """Parse arguments and run the ablation (or its estimate)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set-dir", type=Path,
                         help="synthetic multiclass set (default: paths.synthetic/multiclass of params.yaml)")
     parser.add_argument("--binary", type=Path,
                         help="binary model folder every run starts from (default: paths.models/binary)")
     parser.add_argument("--params", type=Path, help="params.yaml (default: $VEERNET_PARAMS or the nearest one)")
-    parser.add_argument("--profile", default="demo", help="params.yaml profile (default: demo)")
+    parser.add_argument("--profile", default="cpu", help="params.yaml profile (default: cpu)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="params override, e.g. train_multiclass.epochs=3 (repeatable)")
+                        help="params override, e.g. evaluate.split=val (repeatable)")
+    parser.add_argument("--budget-steps", type=int, default=0, metavar="N",
+                        help="optimiser steps every loss trains for, rounded up to whole epochs (default: the "
+                             "profile's train_multiclass.epochs)")
+    parser.add_argument("--estimate", type=int, default=0, metavar="STEPS",
+                        help="only time this many optimiser steps per loss and project the full run's cost")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "losses.json", help="JSON output")
     parser.add_argument("--doc", type=Path, default=HERE.parent / "docs" / "loss-ablation.md", help="markdown output")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = load_settings(args.params, args.profile, args.overrides)
-    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
-    binary = args.binary or settings.path("models") / "binary"
-    return run(set_dir.resolve(), binary.resolve(), args.params, args.profile, args.overrides, args.json, args.doc)
+    set_dir = (args.set_dir or settings.path("synthetic") / "multiclass").resolve()
+    binary = (args.binary or settings.path("models") / "binary").resolve()
+    _check_inputs(set_dir, binary)
+    if args.budget_steps:
+        epochs = budget_epochs(set_dir, settings, args.budget_steps)
+        args.overrides = [*args.overrides, f"train_multiclass.epochs={epochs}"]
+        log.info("budget %d steps: %d epochs of %d steps per loss", args.budget_steps, epochs,
+                 steps_per_epoch(set_dir, settings)[0])
+    if args.estimate:
+        result = estimate(settings_per_loss(args.params, args.profile, args.overrides), set_dir, binary, args.estimate)
+        print(result)
+        return result
+    return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _record import load_note, machine, markdown_table, write_results
+from _record import load_note, machine, markdown_table, median_seconds, write_results
 
 from veernet_pipeline.config import ExtractParams, load_settings
 from veernet_pipeline.io.classes import NUM_CLASSES, style_class
@@ -61,21 +59,11 @@ def probability_map(styles: list[int]) -> np.ndarray:
     return probs
 
 
-def _median_seconds(call: Any, repeats: int) -> float:
-    call()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def run_case(name: str, styles: list[int], extract: ExtractParams, repeats: int) -> dict[str, Any]:
     probs = probability_map(styles)
     classes = [(cls,) for cls in styles]
-    total = _median_seconds(lambda: trace_curves(probs, extract, classes), repeats)
-    candidates = _median_seconds(
+    total = median_seconds(lambda: trace_curves(probs, extract, classes), repeats)
+    candidates = median_seconds(
         lambda: find_candidates(probs, classes, extract.max_candidates, extract.min_confidence), repeats)
     return {"case": name, "curves": len(styles), "seconds": round(total, 3), "candidates_seconds": round(candidates, 3)}
 

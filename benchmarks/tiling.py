@@ -33,6 +33,7 @@ from monai.inferers import sliding_window_inference
 from torch import nn
 
 from veernet_pipeline.config import load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import build_model
 from veernet_pipeline.reading.predict import logits_to_probs, predict_probs
 
@@ -91,7 +92,7 @@ def main() -> None:
     load_before = os.getloadavg()
     settings = load_settings(PARAMS, profile="cpu")
     torch.manual_seed(settings.seed)
-    model = build_model(settings.model, 3).eval()
+    model = build_model(settings.model, NUM_CLASSES).eval()
     image = _strip(settings.seed)
 
     ours_s, ours = _timed(lambda: predict_probs(model, image, TILE, OVERLAP), args.repeats)

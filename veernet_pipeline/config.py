@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from veernet_pipeline.errors import BadParams
 
 PARAMS_ENV = "VEERNET_PARAMS"
 PROFILE_ENV = "VEERNET_PROFILE"
@@ -299,8 +301,9 @@ class ForeignParams(_Strict):
 
 
 class ModelParams(_Strict):
+    """VeerNet's widths (model/veernet.py): channels of the five levels, 1/2 to 1/32 of the input's sides."""
+
     channels: list[int] = Field(min_length=5, max_length=5)
-    stem_channels: int
     attention_layers: int
     attention_heads: int
 
@@ -369,6 +372,8 @@ class InferParams(_Strict):
     # Tallest track read (px); taller ones fail with a message naming the scan. Height is never tiled:
     # the whole track goes through the net at once, so memory grows with it.
     max_height: int = Field(ge=32)
+    max_attempts: int = Field(ge=1)
+    low_confidence: float = Field(ge=0.0, le=1.0)
 
 
 class Settings(_Strict):
@@ -417,7 +422,7 @@ def parse_override(item: str) -> dict[str, Any]:
     """Turn `a.b.c=value` into `{"a": {"b": {"c": value}}}`; the value is parsed as YAML."""
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():
-        raise ValueError(f"override {item!r} is not of the form section.key=value")
+        raise BadParams(f"override {item!r} is not of the form section.key=value")
     node: Any = yaml.safe_load(raw)
     for part in reversed(key.strip().split(".")):
         node = {part: node}
@@ -450,6 +455,9 @@ def load_settings(
 
     Returns:
         Validated, immutable settings.
+
+    Raises:
+        BadParams: an unknown profile, a malformed override, or a value that does not validate.
     """
     path = Path(params_path).resolve() if params_path else find_params()
     raw = yaml.safe_load(path.read_text()) or {}
@@ -458,11 +466,14 @@ def load_settings(
         raw = deep_merge(raw, parse_override(item))
     chosen = profile or os.environ.get(PROFILE_ENV) or raw.get("profile")
     if chosen not in profiles:
-        raise ValueError(f"{path}: profile {chosen!r} is not one of {sorted(profiles)}")
+        raise BadParams(f"{path}: profile {chosen!r} is not one of {sorted(profiles)}")
     merged = deep_merge(raw, profiles[chosen] or {})
     # Explicit overrides beat the profile too.
     for item in overrides:
         merged = deep_merge(merged, parse_override(item))
     merged["profile"] = chosen
     merged["root"] = path.parent
-    return Settings.model_validate(merged)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise BadParams(f"{path} (profile {chosen}, overrides {list(overrides)}): {exc}") from exc

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from tests.conftest import REPO, make_project
 from veernet_pipeline.config import load_settings, parse_override
+from veernet_pipeline.errors import BadParams
 
 
 def test_every_profile_loads() -> None:
@@ -42,7 +42,7 @@ def test_bad_input_names_the_problem(tmp_path: Path) -> None:
         parse_override("epochs")
     with pytest.raises(ValueError, match="profile 'nope'"):
         load_settings(REPO / "params.yaml", profile="nope")
-    with pytest.raises(ValidationError, match="typo"):
+    with pytest.raises(BadParams, match="typo"):
         load_settings(REPO / "params.yaml", profile="test", overrides=["train_binary.typo=1"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -12,11 +13,11 @@ import pytest
 
 from tests.maps import run_extents
 from tests.nets import InkIsCurve, InkIsStyle, untrained_veernet
-from veernet_pipeline.config import Settings
+from veernet_pipeline.config import InferParams, Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
 from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, write_qc_png
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import style_class
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
@@ -156,15 +157,16 @@ def _archive(tmp_path: Path) -> tuple[Path, Path, Path]:
         image[40 + i, :] = 0
         sha = f"{i:02d}" * 32
         write_tiff(ingested / "scans" / f"{sha[:16]}.tif", image)
-        calibration = ""
+        calibration, calibration_sha256 = "", ""
         if sidecar:
             calibration = f"scan{i}.tif.calib.json"
             Calibration.from_dict({"depth": {"top": 0.0, "bottom": 32.0, "unit": "M"},
                                    "curves": [{"mnemonic": "GR", "top_value": 0, "bottom_value": 150},
                                               {"mnemonic": "NPHI", "top_value": 0.45, "bottom_value": -0.15}],
                                    "well": {"WELL": f"W{i}"}}).write(raw / calibration)
+            calibration_sha256 = hashlib.sha256((raw / calibration).read_bytes()).hexdigest()
         rows.append({"path": f"scan{i}.tif", "sha256": sha, "decoded": f"scans/{sha[:16]}.tif",
-                     "calibration": calibration})
+                     "calibration": calibration, "calibration_sha256": calibration_sha256})
     # The last scan's decoded file is missing: it must fail alone, with its reason.
     (ingested / "scans" / f"{rows[2]['sha256'][:16]}.tif").unlink()
     validated.mkdir()
@@ -175,9 +177,10 @@ def _archive(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, test_settings: Settings) -> None:
     raw, ingested, validated = _archive(tmp_path)
     model_dir, out = tmp_path / "model", tmp_path / "digitized"
-    save_model(model_dir, untrained_veernet(test_settings, 7), test_settings.model, 7)
+    save_model(model_dir, untrained_veernet(test_settings, NUM_CLASSES), test_settings.model, NUM_CLASSES)
 
-    counts = digitize_validated(validated, ingested, raw, model_dir, "v1", out, 256, 64, test_settings.extract)
+    counts = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,
+                                test_settings.extract)
     assert counts == {"validated": 3, "written": 2, "skipped": 0, "failed": 1}
     index = pd.read_parquet(out / "index.parquet")
     assert list(index["status"]) == ["written", "written", "failed"]
@@ -185,7 +188,9 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert "scan2.tif" in set(pd.read_parquet(out / "failures.parquet")["path"])
     assert index.loc[2, "reason"]
 
-    las, qc = output_paths(out, "00" * 32, "v1", "scan0.tif")
+    sidecar_sha = hashlib.sha256((raw / "scan0.tif.calib.json").read_bytes()).hexdigest()
+    las, qc = output_paths(out, "00" * 32, sidecar_sha, "v1", "scan0.tif")
+    assert las.parent.name == f"c{sidecar_sha[:12]}" and "/uncalibrated/" in index.loc[1, "las"]
     assert (out / index.loc[0, "las"]) == las and qc.is_file()
     depth, curves, well = read_curves(las)
     assert set(curves) == {"GR", "GR_CONF", "NPHI", "NPHI_CONF"} and well.get("WELL") == "W0"
@@ -198,18 +203,64 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert all(math.isnan(v) or 0 <= v <= 1 for name, values in uncal_curves.items() if not name.endswith("_CONF")
                for v in values)
 
+    # The confidence figures, read back from the LAS on disk with numpy directly.
+    _, curves_on_disk, _ = read_curves(las)
+    conf = np.stack([curves_on_disk["GR_CONF"], curves_on_disk["NPHI_CONF"]])
+    read = np.isfinite(np.stack([curves_on_disk["GR"], curves_on_disk["NPHI"]]))
+    row = index.loc[0]
+    assert row.conf_median == pytest.approx(np.median(conf), abs=1e-6)
+    assert row.conf_p10 == pytest.approx(np.quantile(conf.ravel(), 0.1), abs=1e-6)
+    assert row.null_share == pytest.approx(1 - read.mean())
+    assert row.low_conf_share == pytest.approx((read & (conf < 0.5)).sum() / conf.size)
+    assert row.low_conf_threshold == 0.5 and math.isnan(index.loc[2, "conf_median"])
+
     mtime = las.stat().st_mtime_ns
-    again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, 256, 64, test_settings.extract)
+    again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,
+                               test_settings.extract)
     assert again == {"validated": 3, "written": 0, "skipped": 2, "failed": 1}
     assert las.stat().st_mtime_ns == mtime
-    rerun = digitize_validated(validated, ingested, raw, model_dir, "v2", out, 256, 64, test_settings.extract)
+    skipped = pd.read_parquet(out / "index.parquet")
+    changing = ["status", "attempts", "reason"]
+    pd.testing.assert_frame_equal(skipped.drop(columns=changing), index.drop(columns=changing))
+    # Another threshold: skipped outputs get figures read back from their LAS files.
+    strict = test_settings.infer.model_copy(update={"low_confidence": 1.01})
+    digitize_validated(validated, ingested, raw, model_dir, "v1", out, strict, test_settings.extract)
+    assert pd.read_parquet(out / "index.parquet").loc[0, "low_conf_share"] == pytest.approx(read.mean())
+    rerun = digitize_validated(validated, ingested, raw, model_dir, "v2", out, test_settings.infer,
+                               test_settings.extract)
     assert rerun["written"] == 2
+
+
+def test_a_scan_that_keeps_failing_is_given_up_after_max_attempts(tmp_path: Path, test_settings: Settings) -> None:
+    raw, ingested, validated = _archive(tmp_path)
+    model_dir, out = tmp_path / "model", tmp_path / "digitized"
+    save_model(model_dir, untrained_veernet(test_settings, 3), test_settings.model, 3)
+    infer = test_settings.infer.model_copy(update={"max_attempts": 2})
+
+    def run(params: InferParams = infer) -> pd.Series:
+        digitize_validated(validated, ingested, raw, model_dir, "v1", out, params, test_settings.extract)
+        return pd.read_parquet(out / "index.parquet").set_index("path").loc["scan2.tif"]
+
+    first, second = run(), run()
+    assert (first.status, first.attempts, second.status, second.attempts) == ("failed", 1, "failed", 2)
+    assert "ScanReadError" in second.reason
+    # Repaired now, but the limit is reached: it is not read again, and says so.
+    lost = ingested / "scans" / f"{'02' * 8}.tif"
+    write_tiff(lost, np.full((96, 320), 255, np.uint8))
+    third = run()
+    assert (third.status, third.attempts) == ("failed", 2) and third.reason.startswith("gave up after 2 failed runs")
+    assert "ScanReadError" in third.reason and not (out / third.las).exists()
+    assert run().reason == third.reason  # not prefixed twice
+    assert "scan2.tif" in set(pd.read_parquet(out / "failures.parquet")["path"])
+    # Raising the limit lets it through.
+    fifth = run(infer.model_copy(update={"max_attempts": 3}))
+    assert (fifth.status, fifth.attempts) == ("written", 3) and (out / fifth.las).is_file()
 
 
 def test_digitize_validated_needs_a_validated_manifest(tmp_path: Path, test_settings: Settings) -> None:
     with pytest.raises(FileNotFoundError, match="veernet validate"):
-        digitize_validated(tmp_path, tmp_path, tmp_path, tmp_path, "v1", tmp_path / "out", 256, 64,
-                         test_settings.extract)
+        digitize_validated(tmp_path, tmp_path, tmp_path, tmp_path, "v1", tmp_path / "out", test_settings.infer,
+                           test_settings.extract)
 
 
 def test_digitize_scan_unwraps_a_declared_backup_scale(test_settings: Settings) -> None:

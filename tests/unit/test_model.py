@@ -1,7 +1,8 @@
-"""VeerNet: shapes, the 32-multiple contract, the GroupNorm rule, attention masking, save/load."""
+"""VeerNet: shapes, the 32-multiple contract, the GroupNorm rule, attention masking, space-to-depth, save/load."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,11 +10,13 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ModelParams, load_settings
+from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
 from veernet_pipeline.model import VeerNet, build_model, group_count, group_norm, load_model, save_model
-from veernet_pipeline.model.veernet import AttentionBottleneck, pad_to_multiple
+from veernet_pipeline.model.blocks import AttentionBottleneck
+from veernet_pipeline.model.veernet import MODEL_FILE, pad_to_multiple
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
-TINY = ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=2, attention_heads=2)
+TINY = ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=2, attention_heads=2)
 
 
 def tiny_model(num_classes: int) -> VeerNet:
@@ -33,9 +36,9 @@ def test_group_rule_rejects_zero_channels() -> None:
         group_count(0)
 
 
-@pytest.mark.parametrize("profile", ["test", "demo"])
+@pytest.mark.parametrize("profile", ["test", "demo", "cpu", "paper"])
 def test_no_batchnorm_and_groupnorm_follows_rule(profile: str) -> None:
-    model = build_model(load_settings(PARAMS_YAML, profile=profile).model, 3)
+    model = build_model(load_settings(PARAMS_YAML, profile=profile).model, NUM_CLASSES)
     norms = [m for m in model.modules() if isinstance(m, nn.GroupNorm)]
     assert not [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     assert len(norms) > 10
@@ -43,12 +46,37 @@ def test_no_batchnorm_and_groupnorm_follows_rule(profile: str) -> None:
         assert norm.num_groups == group_count(norm.num_channels)
 
 
-@pytest.mark.parametrize(("height", "width"), [(64, 320), (96, 128), (32, 32), (128, 64)])
-@pytest.mark.parametrize("num_classes", [1, 3])
+# Tall tracks (1,024 rows), the archive's strips (480-640 rows), short and narrow strips, one 32 x 32 cell.
+@pytest.mark.parametrize(("height", "width"), [(64, 320), (96, 128), (32, 32), (128, 64), (1024, 64), (32, 512)])
+@pytest.mark.parametrize("num_classes", [1, NUM_CLASSES])
 def test_output_shape_matches_input(height: int, width: int, num_classes: int) -> None:
     model = tiny_model(num_classes)
     x = torch.rand(2, 1, height, width)
-    assert model(x).shape == (2, num_classes, height, width)
+    with torch.no_grad():
+        assert model(x).shape == (2, num_classes, height, width)
+
+
+def test_each_pixel_has_its_own_logit() -> None:
+    """The head's channel k * 4 + 2i + j is class k at pixel (i, j) of its 2 x 2 cell; the cell's own pixels reach it.
+
+    A head that copies pixel channel p of the cell into logit channel k * 4 + p for every class makes every
+    logit map equal the inverted input exactly, pixel for pixel: a one-pixel line comes out where it went in.
+    """
+    model = tiny_model(NUM_CLASSES).eval()
+    features = TINY.channels[0]
+    with torch.no_grad():
+        model.head.weight.zero_()
+        model.head.bias.zero_()
+        for k in range(NUM_CLASSES):
+            for p in range(4):
+                model.head.weight[k * 4 + p, features + p] = 1.0
+    x = torch.ones(1, 1, 64, 96)
+    x[0, 0, 37, :] = 0.0  # a one-pixel line on an odd row
+    x[0, 0, :, 50] = 0.25  # and a fainter one on an even column
+    with torch.no_grad():
+        logits = model(x)
+    for k in range(NUM_CLASSES):
+        assert torch.equal(logits[0, k], 1.0 - x[0, 0])
 
 
 def test_bad_side_raises_with_fix() -> None:
@@ -89,13 +117,32 @@ def test_all_padding_sample_is_rejected() -> None:
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
-    model = tiny_model(3)
-    save_model(tmp_path, model, TINY, 3)
+    model = tiny_model(NUM_CLASSES)
+    save_model(tmp_path, model, TINY, NUM_CLASSES)
+    meta = json.loads((tmp_path / MODEL_FILE).read_text())
+    assert meta["format"] == "veernet/2" and meta["classes"] == list(CLASSES)
     loaded = load_model(tmp_path)
-    assert not loaded.training and loaded.num_classes == 3 and loaded.params == TINY
+    assert not loaded.training and loaded.num_classes == NUM_CLASSES and loaded.params == TINY
     x = torch.rand(1, 1, 64, 128)
     with torch.no_grad():
         torch.testing.assert_close(loaded(x), model.eval()(x))
+    save_model(tmp_path / "binary", tiny_model(1), TINY, 1)
+    assert json.loads((tmp_path / "binary" / MODEL_FILE).read_text())["classes"] == ["curve"]
+
+
+def test_a_model_from_before_the_line_styles_must_be_retrained(tmp_path: Path) -> None:
+    save_model(tmp_path, tiny_model(NUM_CLASSES), TINY, NUM_CLASSES)
+    meta = json.loads((tmp_path / MODEL_FILE).read_text())
+    # model.json as veernet/1 wrote it: 3 classes, no class names.
+    old = {"format": "veernet/1", "num_classes": 3, "model": {**meta["model"], "stem_channels": 8}}
+    (tmp_path / MODEL_FILE).write_text(json.dumps(old))
+    with pytest.raises(ValueError, match=r"veernet/1.*3 classes \(background, curve A, curve B\).*train_binary"):
+        load_model(tmp_path)
+    (tmp_path / MODEL_FILE).write_text(json.dumps({**meta, "classes": ["background", "curve_a", "curve_b"]}))
+    with pytest.raises(ValueError, match="retrain"):
+        load_model(tmp_path)
+    with pytest.raises(ValueError, match=r"1 output \(binary\) or 7"):
+        save_model(tmp_path / "three", tiny_model(3), TINY, 3)
 
 
 def test_load_model_names_missing_file(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from tests.conftest import (
 )
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.inference.archive import digitize_validated
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import build_model, save_model
 from veernet_pipeline.stages.cache import STAGE_FILE, StageResult
@@ -53,20 +54,30 @@ def _save_model(settings: Settings, folder: Path, num_classes: int, nan_head: bo
     save_model(folder, model, settings.model, num_classes)
 
 
-@pytest.mark.parametrize(("check", "which", "num_classes"),
-                         [(binary_model_sanity, "binary", 1), (multiclass_model_sanity, "multiclass", 3)])
+@pytest.mark.parametrize(("check", "which", "num_classes", "outputs"),
+                         [(binary_model_sanity, "binary", 1, "curve"),
+                          (multiclass_model_sanity, "multiclass", 7,
+                           "background, other_ink, solid, dashed, dotted, dash_dot, long_dash")])
 def test_model_sanity_passes_on_saved_weights_and_fails_on_nan_weights(
-        project: Settings, check: AssetChecksDefinition, which: str, num_classes: int) -> None:
+        project: Settings, check: AssetChecksDefinition, which: str, num_classes: int, outputs: str) -> None:
     folder = project.path("models") / which
     _save_model(project, folder, num_classes)
     passed, _, description, metadata = run_check(check, project)
     assert passed and metadata["finite"] is True
     assert metadata["output_shape"] == [1, num_classes, 64, 96]
-    assert description == f"output (1, {num_classes}, 64, 96) for input (1, 1, 64, 96)"
+    assert description == f"output (1, {num_classes}, 64, 96) for input (1, 1, 64, 96), {num_classes} expected " \
+                          f"({outputs})"
 
     _save_model(project, folder, num_classes, nan_head=True)
     passed, severity, _, metadata = run_check(check, project)
     assert not passed and severity == "ERROR" and metadata["finite"] is False
+
+
+def test_multiclass_sanity_fails_on_a_binary_model_in_its_place(project: Settings) -> None:
+    _save_model(project, project.path("models") / "multiclass", 1)
+    passed, severity, description, metadata = run_check(multiclass_model_sanity, project)
+    assert not passed and severity == "ERROR" and metadata["finite"] is True
+    assert description.startswith("output (1, 1, 64, 96) for input (1, 1, 64, 96), 7 expected")
 
 
 def _record_evaluation(settings: Settings, decision: dict) -> None:
@@ -84,7 +95,7 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
 
     strict = load_settings(project.root / "params.yaml", profile="test",
                            overrides=["evaluate.gate.min_median_r2=0.5"])
-    _save_model(strict, tmp_path / "model", 3)
+    _save_model(strict, tmp_path / "model", NUM_CLASSES)
     versions = []
     for _ in range(2):
         with store.stage_run(strict.root, "train_multiclass", {}, {}):
@@ -107,13 +118,13 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
 def _digitize(settings: Settings) -> dict[str, int]:
     return digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
                             settings.path("models") / "multiclass", LABEL, settings.path("digitized"),
-                            settings.infer.tile_width, settings.infer.tile_overlap, settings.extract)
+                            settings.infer, settings.extract)
 
 
 @pytest.fixture(scope="module")
 def digitized(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = sample_scans_project(tmp_path_factory.mktemp("digitized") / "project")
-    _save_model(settings, settings.path("models") / "multiclass", 3)
+    _save_model(settings, settings.path("models") / "multiclass", NUM_CLASSES)
     assert _digitize(settings) == {"validated": 4, "written": 4, "skipped": 0, "failed": 0}
     return settings
 

@@ -9,6 +9,7 @@ import torch
 from tests.nets import InkIsCurve, untrained_veernet
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import pad_to_multiple
 from veernet_pipeline.reading.predict import logits_to_probs, plan_tiles, predict_probs
 from veernet_pipeline.reading.values import rows_to_values, wrap_counts
@@ -48,21 +49,21 @@ def test_binary_logit_becomes_background_and_curve_probabilities() -> None:
 # --- predict_probs -------------------------------------------------------------------------
 
 def test_single_tile_equals_one_padded_forward(test_settings: Settings) -> None:
-    model = untrained_veernet(test_settings, 3)
+    model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 2]).integers(0, 256, size=(100, 200), dtype=np.uint8)
     probs = predict_probs(model, image, tile_width=256, tile_overlap=64)
     with torch.no_grad():
         padded, valid = pad_to_multiple(torch.from_numpy(image).float()[None, None] / 255.0)
         direct = torch.softmax(model(padded, valid), dim=1)[0, :, :100, :200].numpy()
-    assert probs.shape == (3, 100, 200) and probs.dtype == np.float32
+    assert probs.shape == (NUM_CLASSES, 100, 200) and probs.dtype == np.float32
     np.testing.assert_allclose(probs, direct, atol=1e-6)
 
 
 def test_tiled_veernet_covers_every_column(test_settings: Settings) -> None:
-    model = untrained_veernet(test_settings, 3)
+    model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 3]).integers(0, 256, size=(96, 700), dtype=np.uint8)
     probs = predict_probs(model, image, tile_width=256, tile_overlap=64)
-    assert probs.shape == (3, 96, 700)
+    assert probs.shape == (NUM_CLASSES, 96, 700)
     assert np.isfinite(probs).all()
     np.testing.assert_allclose(probs.sum(axis=0), 1.0, atol=1e-5)
     assert np.array_equal(probs, predict_probs(model, image, tile_width=256, tile_overlap=64))  # deterministic
@@ -77,7 +78,7 @@ def test_tiled_equals_untiled_for_a_per_pixel_net() -> None:
 
 
 def test_mirror_is_the_mean_of_the_scan_and_its_two_mirror_images(test_settings: Settings) -> None:
-    model = untrained_veernet(test_settings, 3)
+    model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 5]).integers(0, 256, size=(96, 300), dtype=np.uint8)
     plain = predict_probs(model, image, tile_width=256, tile_overlap=64)
     flipped = np.ascontiguousarray(image[:, ::-1])

@@ -13,6 +13,7 @@ from tests.nets import untrained_veernet
 from veernet_pipeline.cli import main
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.ingest import ingest_archive
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
@@ -114,7 +115,7 @@ def test_every_problem_is_listed_and_a_good_sidecar_reads(tmp_path: Path) -> Non
 
 def test_veernet_digitize_names_the_field(tmp_path: Path, settings: Settings) -> None:
     model_dir = tmp_path / "model"
-    save_model(model_dir, untrained_veernet(settings, 3), settings.model, 3)
+    save_model(model_dir, untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     write_tiff(tmp_path / "scan.tif", np.full((100, 400), 250, np.uint8))
     (tmp_path / "scan.tif.calib.json").write_bytes(CASES["nan"][0])
     with pytest.raises(CalibrationError, match=r"curves\[1\]\.top_value: not a finite number"):

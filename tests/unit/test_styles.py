@@ -47,6 +47,31 @@ def test_without_a_sidecar_the_detected_curves_are_named_in_track_units(test_set
     assert "4 curves found" in plan.notes[0]
 
 
+def _undecided(probs: np.ndarray) -> np.ndarray:
+    """The same ink with its probability spread evenly over the five styles, as a briefly trained net gives it."""
+    ink = probs[2:].sum(axis=0)
+    out = probs.copy()
+    out[2:] = ink / 5
+    return out
+
+
+def test_ink_no_style_dominates_is_still_read_as_curves_of_any_style(test_settings: Settings) -> None:
+    probs = blank(H, W)
+    paint(probs, 20 + 0.05 * X, style_class("solid"))
+    paint(probs, 90 + 0.02 * X, style_class("solid"))
+    undecided = _undecided(probs)
+    assert detect_styles(undecided, test_settings.extract) == []  # each style holds 1/5 of every run
+    plan = plan_reading(undecided, None, test_settings.extract)
+    assert [c.mnemonic for c in plan.calibration.curves] == ["CURVE_A", "CURVE_B"]
+    assert plan.labels == ["any", "any"] and plan.classes == [(2, 3, 4, 5, 6)] * 2
+    assert "no line style dominates" in plan.notes[0]
+    rows, _ = trace_curves(undecided, test_settings.extract, plan.classes)
+    np.testing.assert_allclose(rows[0], centre(20 + 0.05 * X), atol=1.0)
+    np.testing.assert_allclose(rows[1], centre(90 + 0.02 * X), atol=1.0)
+    # Paper alone is still no curve.
+    assert plan_reading(blank(H, W), None, test_settings.extract).classes == []
+
+
 def test_a_sidecar_decides_the_curves_and_a_binary_map_reads_one(test_settings: Settings) -> None:
     calib = Calibration.from_dict(SIDECAR)
     plan = plan_reading(_track(), calib, test_settings.extract)

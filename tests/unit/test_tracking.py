@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import build_model, load_model, save_model
 from veernet_pipeline.tracking import store
 from veernet_pipeline.tracking.gate import gate
@@ -33,14 +34,15 @@ def test_store_defaults_to_the_project_and_yields_to_the_env(root: Path, monkeyp
 
 
 def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: Settings) -> None:
-    model = build_model(test_settings.model, 3)
-    save_model(root / "model", model, test_settings.model, 3)
+    model = build_model(test_settings.model, NUM_CLASSES)
+    save_model(root / "model", model, test_settings.model, NUM_CLASSES)
     with store.stage_run(root, "train_multiclass", {"train": {"epochs": 1}}, {"profile": "test"}):
-        store.log_epoch(1, {"loss": 0.5, "note": "skipped", "val_iou": [0.99, 0.4, None]})
+        store.log_epoch(1, {"loss": 0.5, "note": "skipped", "per_item": [0.2, float("nan")],
+                            "val_iou": {"background": 0.99, "solid": 0.4, "dashed": None}})
         version = store.log_model(root / "model", "veernet-multiclass")
         run_id = mlflow.active_run().info.run_id
     logged = mlflow.get_run(run_id).data.metrics
-    assert logged == {"loss": 0.5, "val_iou_0": 0.99, "val_iou_1": 0.4}
+    assert logged == {"loss": 0.5, "val_iou.background": 0.99, "val_iou.solid": 0.4, "per_item_0": 0.2}
     assert version == "1"
     assert store.alias_version(root, "veernet-multiclass", "champion") is None
     with pytest.raises(LookupError, match="alias 'champion' is not set"):
@@ -57,15 +59,15 @@ def test_registered_model_round_trips_at_a_new_width(root: Path, test_settings: 
     pyfunc = mlflow.pyfunc.load_model("models:/veernet-multiclass@champion")
     for width in (320, 352):
         probs = pyfunc.predict(np.full((96, width), 255, np.uint8), params={"tile_width": 256, "tile_overlap": 64})
-        assert probs.shape == (3, 96, width)
+        assert probs.shape == (NUM_CLASSES, 96, width)
         np.testing.assert_allclose(probs.sum(axis=0), 1.0, rtol=1e-5)
 
 
 def _register(root: Path, settings: Settings, seed: int) -> dict[str, torch.Tensor]:
     """Register a freshly initialised net as `veernet-multiclass` in the store of `root`; return its weights."""
     torch.manual_seed(seed)
-    model = build_model(settings.model, 3)
-    save_model(root / "model", model, settings.model, 3)
+    model = build_model(settings.model, NUM_CLASSES)
+    save_model(root / "model", model, settings.model, NUM_CLASSES)
     with store.stage_run(root, "train_multiclass", {}, {}):
         store.log_model(root / "model", "veernet-multiclass")
     return model.state_dict()
@@ -122,7 +124,7 @@ def test_bad_model_uri_says_what_it_needs(root: Path) -> None:
 
 def test_gate_promotes_on_figures_never_on_nan_and_never_backwards(root: Path, test_settings: Settings) -> None:
     params = test_settings.model
-    save_model(root / "m", build_model(params, 3), params, 3)
+    save_model(root / "m", build_model(params, NUM_CLASSES), params, NUM_CLASSES)
     versions = []
     for _ in range(4):
         with store.stage_run(root, "train_multiclass", {}, {}):

@@ -16,6 +16,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.config import ModelParams, Settings, load_settings
+from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES, OTHER_INK, STYLES, style_class
 from veernet_pipeline.model import build_model, load_model, save_model
 from veernet_pipeline.training.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from veernet_pipeline.training.data import EpochSampler, SegmentationSet, pad_collate
@@ -24,23 +25,32 @@ from veernet_pipeline.training.losses import TverskyLoss, build_loss
 from veernet_pipeline.training.recipes import load_matching_weights, train_stage, warmup_cosine
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
-TINY_MODEL = ["model.channels=[4,8,8,16,32]", "model.stem_channels=4", "model.attention_heads=2"]
+TINY_MODEL = ["model.channels=[4,8,8,16,32]", "model.attention_heads=2"]
+
+
+# What write_set draws, in the mask classes of io.classes: a label box (other ink), then curves in these styles.
+SET_STYLES = ("solid", "dashed", "dotted")
 
 
 def write_set(folder: Path, sizes: list[tuple[int, int, str]], n_curves: int) -> Path:
-    """A tiny set in the synthetic layout: one sine curve (and a dashed second one) per image."""
+    """A tiny set in the synthetic layout: a block of other ink, then sine curves in `SET_STYLES` order.
+
+    Each image has a 6 x 12 px filled box near its top left (class other_ink) and `n_curves`
+    one-pixel sine curves: solid (class solid), then dashed (8 px on, 8 off), then dotted (1 on, 2 off).
+    """
     rows = []
     for i, (height, width, split) in enumerate(sizes):
         rng = np.random.default_rng([7, i])
         image = np.full((height, width), 255, np.uint8)
         mask = np.zeros((height, width), np.uint8)
+        image[2:8, 4:16], mask[2:8, 4:16] = 0, OTHER_INK
         cols = np.arange(width)
-        for curve in range(1, n_curves + 1):
+        for style in SET_STYLES[:n_curves]:
             phase, period = rng.uniform(0, 6), rng.uniform(20, 60)
             rows_px = (height / 2 + height / 3 * np.sin(cols / period + phase)).astype(int)
-            drawn = cols if curve == 1 else cols[(cols // 8) % 2 == 0]  # curve B dashed
+            drawn = {"solid": cols, "dashed": cols[(cols // 8) % 2 == 0], "dotted": cols[cols % 3 == 0]}[style]
             image[rows_px[drawn], drawn] = 0
-            mask[rows_px[drawn], drawn] = curve
+            mask[rows_px[drawn], drawn] = style_class(style)
         name = f"s{i:03d}"
         tifffile.imwrite(folder / f"{name}.tif", image)
         tifffile.imwrite(folder / f"{name}.mask.tif", mask)
@@ -63,7 +73,7 @@ def binary_set(tmp_path: Path) -> Path:
 def multiclass_set(tmp_path: Path) -> Path:
     (tmp_path / "multiclass").mkdir()
     sizes = [(64, 300, "train"), (96, 200, "train"), (64, 260, "train"), (64, 280, "val")]
-    return write_set(tmp_path / "multiclass", sizes, 2)
+    return write_set(tmp_path / "multiclass", sizes, 3)
 
 
 def settings(*overrides: str) -> Settings:
@@ -101,6 +111,13 @@ def test_segmentation_set_crops_deterministically(binary_set: Path) -> None:
     assert first["image"].shape == (1, 64, 128) and first["target"].shape == (64, 128)
     assert float(first["image"].min()) >= 0.0 and float(first["image"].max()) <= 1.0
     assert set(first["target"].unique().tolist()) <= {0, 1}
+    # Binary: curve styles are 1; other ink is not curve. The whole log (no crop) holds both.
+    whole = SegmentationSet(binary_set, "train", binary=True, crop_width=0, seed=5, max_items=1)[0]["target"]
+    mask = torch.from_numpy(tifffile.imread(binary_set / "s000.mask.tif")).long()
+    assert int((mask == OTHER_INK).sum()) == 72 and int((mask == style_class("solid")).sum()) > 0
+    assert torch.equal(whole, (mask >= style_class("solid")).long())
+    assert torch.equal(SegmentationSet(binary_set, "train", binary=False, crop_width=0, seed=5,
+                                       max_items=1)[0]["target"], mask)
     assert torch.equal(first["image"], data[0]["image"])
     data.set_epoch(1)
     assert not torch.equal(first["image"], data[0]["image"])
@@ -135,6 +152,30 @@ def test_epoch_sampler_order_and_resume_position() -> None:
     assert list(sampler) == full[4:] and len(sampler) == 6
     sampler.set_epoch(3)
     assert list(sampler) != full
+
+
+def test_length_aware_order_batches_logs_of_one_height(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("veernet_pipeline.training.data.BUCKET_BATCHES", 2)  # chunks of 2 batches of 2: 4 items
+    heights = [480, 1024, 512, 960, 640, 544, 1000, 600, 700, 500, 520]
+    plain, aware = EpochSampler(11, seed=4), EpochSampler(11, seed=4, heights=heights, batch_size=2)
+    for epoch in (0, 1):
+        plain.set_epoch(epoch)
+        aware.set_epoch(epoch)
+        shuffled, order = list(plain), list(aware)
+        assert sorted(order) == list(range(11))
+        for first in (0, 4, 8):  # each chunk holds the items the plain order puts there
+            assert set(order[first:first + 4]) == set(shuffled[first:first + 4])
+        for first in (0, 4):  # and pairs its two shortest and its two tallest
+            ranked = sorted(order[first:first + 4], key=lambda i: heights[i])
+            pairs = {frozenset(order[first:first + 2]), frozenset(order[first + 2:first + 4])}
+            assert pairs == {frozenset(ranked[:2]), frozenset(ranked[2:])}
+        # The last chunk has 3 items: its full batch is the two shortest, the short last batch the tallest, last.
+        assert set(order[8:10]) == set(sorted(shuffled[8:], key=lambda i: heights[i])[:2])
+        assert heights[order[10]] == max(heights[i] for i in shuffled[8:])
+    aware.set_epoch(1, start=4)
+    assert list(aware) == order[4:] and len(aware) == 7
+    with pytest.raises(ValueError, match="3 heights for 11 items"):
+        EpochSampler(11, seed=4, heights=[1, 2, 3], batch_size=2)
 
 
 def lr_by_hand(step: int, warmup: int, total: int, base: float) -> float:
@@ -200,7 +241,7 @@ def test_accumulation_matches_one_big_batch(binary_set: Path) -> None:
     weights = []
     for batch_size, accumulation in [(2, 1), (1, 2)]:
         torch.manual_seed(0)
-        model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
+        model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=1,
                                         attention_heads=2), 1)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
@@ -221,13 +262,13 @@ def iou_by_hand(pred: np.ndarray, truth: np.ndarray, valid: np.ndarray, classes:
     return ious
 
 
-@pytest.mark.parametrize("classes", [1, 3])
+@pytest.mark.parametrize("classes", [1, NUM_CLASSES])
 def test_evaluate_reports_pooled_iou_of_valid_pixels(multiclass_set: Path, binary_set: Path, classes: int) -> None:
     # Three logs of different sizes in batches of 2: the smaller of a batch is padded, and padding must not count.
     data = SegmentationSet(binary_set if classes == 1 else multiclass_set, "train", binary=classes == 1,
                            crop_width=0, seed=0, max_items=3)
     torch.manual_seed(3)
-    model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], stem_channels=4, attention_layers=1,
+    model = build_model(ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=1,
                                     attention_heads=2), classes).train()
     loader = DataLoader(data, batch_size=2, collate_fn=pad_collate)
     result = evaluate(model, loader, TverskyLoss(0.3, 0.7, "binary" if classes == 1 else "multiclass"),
@@ -248,8 +289,8 @@ def test_evaluate_reports_pooled_iou_of_valid_pixels(multiclass_set: Path, binar
     expected = iou_by_hand(pred, truth, valid, max(2, classes))
     assert not valid.all()  # some padding was there to leave out
     assert expected != iou_by_hand(pred, truth, np.ones_like(valid), max(2, classes))  # and counting it would show
-    assert len(result["iou"]) == max(2, classes)
-    for got, want in zip(result["iou"], expected, strict=True):
+    assert list(result["iou"]) == (["background", "curve"] if classes == 1 else list(CLASSES))
+    for got, want in zip(result["iou"].values(), expected, strict=True):
         assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12)
     present = [v for v in expected if not math.isnan(v)]
     assert result["miou"] == pytest.approx(sum(present) / len(present), rel=1e-12)
@@ -361,35 +402,44 @@ def test_binary_then_multiclass_stage(binary_set: Path, multiclass_set: Path, tm
     assert epochs == [1] and Path(binary["weights"]).is_file()
     record = binary["final"]
     assert set(record) == {"epoch", "train_loss", "val_loss", "val_iou", "lr", "seconds"}
-    assert len(record["val_iou"]) == 2
+    assert list(record["val_iou"]) == ["background", "curve"]
     assert json.loads((tmp_path / "bin" / "history.json").read_text()) == binary["history"]
 
-    # Initialisation: every tensor comes from the binary weights; both curve classes start as the binary curve
-    # logit and background at 0.
-    multi = build_model(cfg.model, 3)
+    # Initialisation: every tensor comes from the binary weights. The head has 4 logits per class (one per pixel
+    # of a 2 x 2 space-to-depth cell): each curve style starts as the binary head's 4 minus log 5, background and
+    # other ink at weight 0 and bias -log 2.
+    multi = build_model(cfg.model, NUM_CLASSES)
     loaded = load_matching_weights(multi, tmp_path / "bin")
     source = final_weights(tmp_path / "bin")
     state = multi.state_dict()
     assert sorted(loaded) == sorted(state)
     assert all(torch.equal(state[name], source[name]) for name in loaded if not name.startswith("head."))
-    assert torch.equal(state["head.weight"][1], source["head.weight"][0])
-    assert torch.equal(state["head.weight"][2], source["head.weight"][0])
-    assert not state["head.weight"][0].any() and state["head.bias"][0] == 0
-    # The seeded softmax gives exactly the binary model's curve probability.
+    assert source["head.weight"].shape[0] == 4 and state["head.weight"].shape[0] == 4 * NUM_CLASSES
+    for k, name in enumerate(CLASSES):
+        weight, bias = state["head.weight"][4 * k:4 * k + 4], state["head.bias"][4 * k:4 * k + 4]
+        if name in STYLES:
+            assert torch.equal(weight, source["head.weight"])
+            torch.testing.assert_close(bias, source["head.bias"] - math.log(5), rtol=0, atol=1e-6)
+        else:
+            assert not weight.any()
+            torch.testing.assert_close(bias, torch.full((4,), -math.log(2)), rtol=0, atol=1e-6)
+    # The seeded softmax gives exactly the binary model's curve probability, summed over the curve styles.
     probe = torch.rand(1, 1, 64, 64, generator=torch.Generator().manual_seed(0))
     binary_model = load_model(tmp_path / "bin")
     with torch.no_grad():
         p_curve = torch.sigmoid(binary_model(probe))[:, 0]
-        p_multi = torch.softmax(multi.eval()(probe), dim=1)[:, 1:].sum(dim=1)
+        p_multi = torch.softmax(multi.eval()(probe), dim=1)[:, [CLASSES.index(s) for s in STYLES]].sum(dim=1)
     torch.testing.assert_close(p_multi, p_curve, rtol=1e-5, atol=1e-6)
 
     result = train_stage(cfg, "multiclass", multiclass_set, tmp_path / "multi", init_weights=tmp_path / "bin")
     model = load_model(tmp_path / "multi")
-    assert model.num_classes == 3 and len(result["final"]["val_iou"]) == 3 and result["wall_clock_s"] > 0
+    assert model.num_classes == NUM_CLASSES and result["wall_clock_s"] > 0
+    assert list(result["final"]["val_iou"]) == list(CLASSES)
+    assert json.loads((tmp_path / "multi" / "model.json").read_text())["classes"] == list(CLASSES)
 
 
 def test_init_from_other_architecture_fails(tmp_path: Path) -> None:
-    other = ModelParams(channels=[8, 8, 8, 16, 32], stem_channels=4, attention_layers=2, attention_heads=2)
+    other = ModelParams(channels=[8, 8, 8, 16, 32], attention_layers=2, attention_heads=2)
     save_model(tmp_path, build_model(other, 1), other, 1)
     with pytest.raises(ValueError, match="same params.yaml `model:`"):
-        load_matching_weights(build_model(settings().model, 3), tmp_path)
+        load_matching_weights(build_model(settings().model, NUM_CLASSES), tmp_path)

@@ -1,12 +1,22 @@
 """Digitise a whole validated archive: idempotent, one bad scan never stops the batch.
 
-Every validated scan gets `out_dir/<sha256[:16]>/<label>/<stem>.las` and `<stem>.qc.png`. The
-output path is keyed by the scan's content hash and the output label (model name and version,
-extraction parameters, reading code; see `stages.infer`), so a re-run skips every (scan, label)
-pair already done and a new model writes beside the old one. The QC
-PNG is written before the LAS and both atomically, so an existing LAS means the pair is
-complete. A scan that fails is recorded with its reason in `index.parquet` and
-`failures.parquet`; the invariant validated == written + skipped + failed is asserted.
+Every validated scan gets `out_dir/<sha256[:16]>/<label>/<calibration key>/<stem>.las` and
+`<stem>.qc.png`. The output path is the "already done" key: the scan's content hash, the output
+label (model name and version, extraction parameters, reading code; see `stages.infer`) and the
+calibration sidecar's content hash (`c<sha256[:12]>`, or `uncalibrated`). A re-run skips every
+output already on disk; a new model, other extraction parameters or a corrected sidecar writes
+a new LAS beside the old one (nothing is overwritten in place). The QC PNG is written before
+the LAS and both atomically, so an existing LAS means the output is complete.
+
+Each row also carries the scan's confidence figures (`inference.confidence`: `conf_median`,
+`conf_p10`, `null_share`, `low_conf_share` at `infer.low_confidence`), computed when its LAS is
+written and carried over (or read back from the LAS when the threshold changed) when skipped.
+
+A scan that fails is recorded with its reason and its attempt count in `index.parquet` and
+`failures.parquet`, and tried again on the next run, up to `infer.max_attempts` runs: after
+that it stays `failed` (reason prefixed `gave up`) without being read, until its key changes (a
+new scan file, sidecar or model) or the limit is raised. The invariant validated == written +
+skipped + failed is asserted.
 """
 
 from __future__ import annotations
@@ -19,10 +29,12 @@ import pandas as pd
 import torch
 from torch import nn
 
-from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.inference.digitize import digitize_scan, write_digitized
+from veernet_pipeline.config import ExtractParams, InferParams
+from veernet_pipeline.inference.confidence import FIGURES, curves_figures
+from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, write_digitized
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -31,14 +43,40 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.parquet"
 FAILURES_FILE = "failures.parquet"
-DIGITIZED_COLUMNS = ("path", "sha256", "las", "qc", "calibrated", "status", "reason")
+# The confidence figures (`inference.confidence`) are NaN for a failed scan; the review queue ranks on them.
+DIGITIZED_COLUMNS = ("path", "sha256", "calibration_sha256", "las", "qc", "calibrated", "status", "reason",
+                     "attempts", *FIGURES, "low_conf_threshold")
+GAVE_UP = "gave up"
 
 
-def output_paths(out_dir: Path, sha256: str, label: str, scan_path: str) -> tuple[Path, Path]:
-    """Where one scan's LAS and QC PNG go for one model version."""
-    folder = Path(out_dir) / sha256[:16] / label
+def calibration_key(calibration_sha256: str) -> str:
+    """The sidecar part of an output path: `c` + 12 hex digits of its content hash, or `uncalibrated`."""
+    return f"c{calibration_sha256[:12]}" if calibration_sha256 else "uncalibrated"
+
+
+def output_paths(out_dir: Path, sha256: str, calibration_sha256: str, label: str, scan_path: str) -> tuple[Path, Path]:
+    """Where one scan's LAS and QC PNG go for one model version, extraction and sidecar content."""
+    folder = Path(out_dir) / sha256[:16] / label / calibration_key(calibration_sha256)
     stem = Path(scan_path).stem
     return folder / f"{stem}.las", folder / f"{stem}.qc.png"
+
+
+def previous_index(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """The last run's index rows by LAS path (empty before the first run)."""
+    index = Path(out_dir) / INDEX_FILE
+    if not index.is_file():
+        return {}
+    frame = pd.read_parquet(index)
+    if "attempts" not in frame.columns:  # an index written before attempts were counted
+        frame["attempts"] = (frame["status"] == "failed").astype(int)
+    return {row["las"]: row for row in frame.to_dict("records")}
+
+
+def _figures(previous: dict[str, Any] | None, las_path: Path, threshold: float) -> dict[str, float]:
+    """A skipped output's confidence figures: the last run's when made with this threshold, else read from its LAS."""
+    if previous is not None and previous.get("low_conf_threshold") == threshold:
+        return {name: float(previous[name]) for name in FIGURES}
+    return curves_figures(read_curves(las_path)[1], threshold)
 
 
 def digitize_validated(
@@ -48,24 +86,22 @@ def digitize_validated(
     model_dir: Path,
     label: str,
     out_dir: Path,
-    tile_width: int,
-    tile_overlap: int,
+    infer: InferParams,
     extract: ExtractParams,
-    max_height: int | None = None,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
     Args:
-        validated_dir: holds `validated.parquet` (manifest columns: path, sha256, decoded, calibration).
+        validated_dir: holds `validated.parquet` (manifest columns: path, sha256, decoded, calibration,
+            calibration_sha256).
         ingested_dir: root of the `decoded` landscape scans.
         raw_dir: root of the scans' `calibration` sidecar paths.
         model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
         label: names the output folder, e.g. "veernet-multiclass-v3-x1a2b3c4d".
         out_dir: output root; gets `index.parquet` and `failures.parquet`.
-        tile_width: inference tile width (multiple of 32).
-        tile_overlap: columns shared by neighbouring tiles.
+        infer: tiling, the tallest track read (`max_height`; a taller scan fails alone), `max_attempts` and
+            `low_confidence` (params.yaml `infer:`).
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
-        max_height: tallest track read (params.yaml `infer.max_height`); a taller scan fails alone.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -76,23 +112,39 @@ def digitize_validated(
     scans = pd.read_parquet(manifest)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model: nn.Module | None = None
+    before = previous_index(out_dir)
+    threshold = infer.low_confidence
     records: list[dict[str, object]] = []
     for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
-        las_path, qc_path = output_paths(out_dir, row.sha256, label, row.path)
-        record = {"path": row.path, "sha256": row.sha256, "las": las_path.relative_to(out_dir).as_posix(),
-                  "qc": qc_path.relative_to(out_dir).as_posix(), "calibrated": bool(row.calibration),
-                  "status": "skipped", "reason": ""}
-        if not las_path.is_file():
+        las_path, qc_path = output_paths(out_dir, row.sha256, row.calibration_sha256, label, row.path)
+        rel_las = las_path.relative_to(out_dir).as_posix()
+        previous = before.get(rel_las)
+        failed_before = previous is not None and previous["status"] == "failed"
+        attempts, last_reason = (int(previous["attempts"]), str(previous["reason"])) if failed_before else (0, "")
+        record = {"path": row.path, "sha256": row.sha256, "calibration_sha256": row.calibration_sha256,
+                  "las": rel_las, "qc": qc_path.relative_to(out_dir).as_posix(),
+                  "calibrated": bool(row.calibration), "status": "skipped", "reason": "", "attempts": attempts,
+                  **dict.fromkeys(FIGURES, float("nan")), "low_conf_threshold": threshold}
+        if las_path.is_file():
+            record.update(_figures(previous, las_path, threshold))
+        elif attempts >= infer.max_attempts:
+            reason = last_reason if last_reason.startswith(GAVE_UP) else (
+                f"{GAVE_UP} after {attempts} failed runs (infer.max_attempts); last: {last_reason}")
+            record.update(status="failed", reason=reason)
+        else:
             if model is None:
                 # A model that will not load fails the whole run on purpose: no scan could succeed.
                 model = load_model(model_dir, map_location=device)
+            record["attempts"] = attempts + 1
             try:
-                _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
-                              las_path, qc_path, tile_width, tile_overlap, extract, max_height)
-                record["status"] = "written"
+                result = _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
+                                       las_path, qc_path, infer, extract)
+                record.update(status="written", **curves_figures({c.mnemonic: c.values for c in result.curves},
+                                                                  threshold))
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
-                log.warning("%s: digitising failed: %s", row.path, record["reason"], exc_info=True)
+                log.warning("%s: digitising failed (attempt %d of %d): %s", row.path, attempts + 1,
+                            infer.max_attempts, record["reason"], exc_info=True)
         records.append(record)
     index = pd.DataFrame(records, columns=list(DIGITIZED_COLUMNS))
     counts = {"validated": len(scans)}
@@ -114,17 +166,16 @@ def _digitize_one(
     label: str,
     las_path: Path,
     qc_path: Path,
-    tile_width: int,
-    tile_overlap: int,
+    infer: InferParams,
     extract: ExtractParams,
-    max_height: int | None,
-) -> None:
-    """Decode, digitise and write one scan's QC PNG and LAS."""
+) -> DigitizedLog:
+    """Decode, digitise and write one scan's QC PNG and LAS; return what was written."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
     calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
-    result = digitize_scan(model, image, calibration, tile_width, tile_overlap, extract, device,
-                           max_height=max_height, source=row.path)
+    result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
+                           max_height=infer.max_height, source=row.path)
     write_digitized(result, image, las_path, qc_path,
                     [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}"])
+    return result

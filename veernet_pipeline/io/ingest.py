@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from veernet_pipeline.config import IngestParams, ValidateParams
+from veernet_pipeline.errors import EmptyArchive
 from veernet_pipeline.io.calibration import find_sidecar
 from veernet_pipeline.io.manifest import (
     MANIFEST_COLUMNS,
@@ -141,11 +142,11 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         workers, ``reused`` kept their row from the last run.
 
     Raises:
-        FileNotFoundError: ``raw_dir`` does not exist.
+        EmptyArchive: ``raw_dir`` does not exist (a folder without scans gives an empty manifest).
     """
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     if not raw_dir.is_dir():
-        raise FileNotFoundError(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
+        raise EmptyArchive(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
     files = scan_files(raw_dir, params.extensions)
     rules = read_rules(params, bounds)
     keys = _keys(rules, params)

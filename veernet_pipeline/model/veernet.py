@@ -1,12 +1,24 @@
 """VeerNet, the whole net top to bottom: residual encoder, attention bottleneck, U-Net decoder.
 
 Input is one grayscale track strip (B, 1, H, W) in [0, 1], ink dark on light, at native
-resolution. Five stride-2 residual blocks take it to H/32 x W/32, where the last block's
-`channels[-1]` features (128 in the paper) are refined by transformer self-attention over every
-position, so a long thin curve can be treated as one object. Five decoder stages come back up
-with U-Net skips (encoder outputs at 1/16..1/2 and the full-resolution stem) to one logit map
-per output channel: 1 for the binary stage (sigmoid), 3 for the multiclass stage (softmax).
+resolution. Five residual blocks each halve both sides, 32x in all. The first halving is
+space-to-depth: every 2 x 2 cell of pixels becomes 4 channels of one position (lossless: each
+pixel keeps its own channel), and a residual block works on them at half resolution; the other
+four are stride-2 residual blocks. At H/32 x W/32 the last block's `channels[-1]` features (128
+in the paper) are refined by transformer self-attention over every position, so a long thin curve
+can be treated as one object. Four decoder stages come back up to H/2 with U-Net skips (the
+encoder outputs at 1/16..1/2); the fifth returns to full resolution by depth-to-space: a 1x1 conv
+over the half-resolution features and the cell's own 4 pixels (the full-resolution skip) gives 4
+logits per class and cell, one for each of its pixels. One logit map per output channel comes
+out at the input's size: 1 for the binary stage (sigmoid), `io.classes.NUM_CLASSES` for the
+multiclass stage (softmax over background, other ink and the curve styles).
 
+Why space-to-depth: a 3x3 convolution with 8-16 channels at full resolution runs at a small
+fraction of the CPU's throughput with 32-128 channels (benchmarks/results/speed.md), and the
+full-resolution stem and last decoder stage took two thirds of the old net's time. Nothing is
+resized, and a one-pixel curve keeps its exact pixel in and out.
+
+The net is kept in channels_last memory layout, which this CPU's convolutions run fastest in.
 Sides must be multiples of 32: a floored halving is never recovered and the skips misalign.
 Images are padded bottom/right with `pad_to_multiple`, never resized.
 """
@@ -14,7 +26,6 @@ Images are padded bottom/right with `pad_to_multiple`, never resized.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import torch
@@ -23,12 +34,31 @@ from torch import nn
 
 from veernet_pipeline.config import ModelParams
 from veernet_pipeline.io.atomic import atomic_path, write_text_atomic
-from veernet_pipeline.model.norms import group_norm
+from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
+from veernet_pipeline.model.blocks import AttentionBottleneck, ResidualBlock, UpStage
 
 MULTIPLE = 32
+CELL = 2  # space-to-depth: a CELL x CELL block of pixels becomes CELL**2 channels at the first level
 WEIGHTS_FILE = "weights.pt"
 MODEL_FILE = "model.json"
-FORMAT = "veernet/1"
+# veernet/2: line-style classes (io.classes) and the space-to-depth stem. veernet/1 models had 3 classes
+# (background, curve A, curve B) and a full-resolution stem; their weights fit neither.
+FORMAT = "veernet/2"
+BINARY_OUTPUTS: tuple[str, ...] = ("curve",)
+
+
+def output_names(num_classes: int) -> tuple[str, ...]:
+    """What each logit map of a net with `num_classes` outputs is: ("curve",) or the mask classes.
+
+    Raises:
+        ValueError: any other count; the stages build 1 (binary) or `NUM_CLASSES` (multiclass).
+    """
+    if num_classes == 1:
+        return BINARY_OUTPUTS
+    if num_classes == NUM_CLASSES:
+        return CLASSES
+    raise ValueError(f"a VeerNet has 1 output (binary) or {NUM_CLASSES} (the classes {list(CLASSES)}), "
+                     f"not {num_classes}")
 
 
 def round_up(n: int, multiple: int = MULTIPLE) -> int:
@@ -61,93 +91,12 @@ def pad_to_multiple(x: torch.Tensor, multiple: int = MULTIPLE, value: float = 1.
     return padded, valid
 
 
-class ConvNormAct(nn.Sequential):
-    """3x3 conv -> GroupNorm -> SiLU.  Shape: (B, cin, H, W) -> (B, cout, H / stride, W / stride)."""
-
-    def __init__(self, cin: int, cout: int, stride: int = 1) -> None:
-        super().__init__(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), group_norm(cout), nn.SiLU())
-
-
-class ResidualDown(nn.Module):
-    """Residual encoder block that halves both sides.
-
-    Shape:
-        (B, cin, H, W) -> (B, cout, H / 2, W / 2).
-    """
-
-    def __init__(self, cin: int, cout: int) -> None:
-        super().__init__()
-        self.conv1 = ConvNormAct(cin, cout, stride=2)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.norm2 = group_norm(cout)
-        self.skip = nn.Sequential(nn.Conv2d(cin, cout, 1, 2, bias=False), group_norm(cout))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.silu(self.norm2(self.conv2(self.conv1(x))) + self.skip(x))
-
-
-class UpStage(nn.Module):
-    """Decoder stage: 2x transposed conv, concatenate the skip, two conv layers.
-
-    Shape:
-        x (B, cin, h, w), skip (B, cskip, 2h, 2w) -> (B, cskip, 2h, 2w).
-    """
-
-    def __init__(self, cin: int, cskip: int) -> None:
-        super().__init__()
-        self.up = nn.ConvTranspose2d(cin, cskip, 2, stride=2)
-        self.fuse = nn.Sequential(ConvNormAct(2 * cskip, cskip), ConvNormAct(cskip, cskip))
-
-    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
-        return self.fuse(torch.cat([self.up(x), skip], dim=1))
-
-
-def positional_encoding_2d(channels: int, height: int, width: int, device: torch.device) -> torch.Tensor:
-    """Sinusoidal 2-D position code for any grid: a quarter of the channels each for sin/cos of row and column.
-
-    Shape:
-        returns (channels, height, width), float32.
-    """
-    quarter = channels // 4
-    freq = torch.exp(-math.log(10000.0) * torch.arange(quarter, device=device, dtype=torch.float32) / quarter)
-    rows = torch.arange(height, device=device, dtype=torch.float32)[:, None] * freq  # (h, q)
-    cols = torch.arange(width, device=device, dtype=torch.float32)[:, None] * freq  # (w, q)
-    row_code = torch.cat([rows.sin(), rows.cos()], dim=1).T[:, :, None].expand(-1, height, width)
-    col_code = torch.cat([cols.sin(), cols.cos()], dim=1).T[:, None, :].expand(-1, height, width)
-    return torch.cat([row_code, col_code], dim=0)
-
-
-class AttentionBottleneck(nn.Module):
-    """Transformer self-attention over the H/32 x W/32 bottleneck positions.
-
-    Positions made only of padding are masked as keys, so they are never attended.
-
-    Shape:
-        x (B, C, h, w), key_padding (B, h * w) bool, True = ignore -> (B, C, h, w).
-    """
-
-    def __init__(self, channels: int, layers: int, heads: int) -> None:
-        super().__init__()
-        # Dropout 0: a deterministic net, and the residual conv trunk regularises enough at this size.
-        layer = nn.TransformerEncoderLayer(
-            channels, heads, dim_feedforward=4 * channels, dropout=0.0, activation="gelu",
-            batch_first=True, norm_first=True,
-        )
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-
-    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
-        b, c, h, w = x.shape
-        tokens = (x + positional_encoding_2d(c, h, w, x.device).to(x.dtype)).flatten(2).transpose(1, 2)
-        tokens = self.encoder(tokens, src_key_padding_mask=key_padding)
-        return tokens.transpose(1, 2).reshape(b, c, h, w)
-
-
 class VeerNet(nn.Module):
     """The segmentation net; see the module docstring.
 
     Attributes:
         params: the model section of params.yaml it was built from.
-        num_classes: logit maps out: 1 = binary (sigmoid), 3 = background / curve A / curve B.
+        num_classes: logit maps out: 1 = binary (sigmoid), `NUM_CLASSES` = the mask classes (softmax).
     """
 
     def __init__(self, params: ModelParams, num_classes: int) -> None:
@@ -160,14 +109,18 @@ class VeerNet(nn.Module):
             )
         self.params = params
         self.num_classes = num_classes
-        self.stem = nn.Sequential(ConvNormAct(1, params.stem_channels), ConvNormAct(params.stem_channels,
-                                                                                    params.stem_channels))
-        widths = [params.stem_channels, *params.channels]
-        self.encoder = nn.ModuleList(ResidualDown(cin, cout) for cin, cout in zip(widths[:-1], widths[1:], strict=True))
+        widths, cell = params.channels, CELL * CELL
+        self.stem = ResidualBlock(cell, widths[0], stride=1)
+        self.encoder = nn.ModuleList(ResidualBlock(cin, cout, 2) for cin, cout in zip(widths[:-1], widths[1:],
+                                                                                    strict=True))
         self.bottleneck = AttentionBottleneck(embed, params.attention_layers, params.attention_heads)
-        # Decoder walks the widths back down: 1/32 -> 1/16 (skip channels[3]) ... -> 1/1 (skip = stem).
-        self.decoder = nn.ModuleList(UpStage(widths[i + 1], widths[i]) for i in reversed(range(len(widths) - 1)))
-        self.head = nn.Conv2d(params.stem_channels, num_classes, 1)
+        # Decoder walks the widths back down: 1/32 -> 1/16 (skip channels[3]) ... -> 1/2 (skip = stem, plus the
+        # cell's own pixels, so the last convolutions see exactly which pixels of each cell hold ink).
+        self.decoder = nn.ModuleList(UpStage(widths[i + 1], widths[i], cell if i == 0 else 0)
+                                     for i in reversed(range(len(widths) - 1)))
+        # Logit of class k for pixel (i, j) of its cell is channel k * CELL**2 + i * CELL + j (pixel_shuffle's order).
+        self.head = nn.Conv2d(widths[0] + cell, num_classes * cell, 1)
+        self.to(memory_format=torch.channels_last)
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
         """Per-pixel logits.
@@ -184,15 +137,17 @@ class VeerNet(nn.Module):
         """
         check_input(x)
         # Invert so ink is the signal and white padding is zero, the same value conv zero-padding assumes.
-        features = self.stem(1.0 - x)
+        pixels = F.pixel_unshuffle(1.0 - x, CELL)
+        features = self.stem(pixels)
         skips = [features]
         for block in self.encoder:
             features = block(features)
             skips.append(features)
         features = self.bottleneck(skips.pop(), bottleneck_padding(valid, features.shape[-2:]))
-        for stage in self.decoder:
+        for stage in self.decoder[:-1]:
             features = stage(features, skips.pop())
-        return self.head(features)
+        features = self.decoder[-1](features, skips.pop(), pixels)
+        return F.pixel_shuffle(self.head(torch.cat([features, pixels], dim=1)), CELL)
 
 
 def check_input(x: torch.Tensor) -> None:
@@ -229,11 +184,16 @@ def build_model(params: ModelParams, num_classes: int) -> VeerNet:
 
 
 def save_model(directory: Path, model: VeerNet, params: ModelParams, num_classes: int) -> None:
-    """Write `weights.pt` (state_dict only) and `model.json` (everything needed to rebuild it) atomically."""
+    """Write `weights.pt` (state_dict only) and `model.json` (everything needed to rebuild it) atomically.
+
+    model.json names each output (`output_names`), so a reader knows which map is which style.
+    """
     directory = Path(directory)
+    classes = output_names(num_classes)
     with atomic_path(directory / WEIGHTS_FILE) as tmp:
         torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
-    meta = {"format": FORMAT, "num_classes": num_classes, "model": params.model_dump(mode="json")}
+    meta = {"format": FORMAT, "num_classes": num_classes, "classes": list(classes),
+            "model": params.model_dump(mode="json")}
     write_text_atomic(directory / MODEL_FILE, json.dumps(meta, indent=2) + "\n")
 
 
@@ -247,7 +207,14 @@ def load_model(directory: Path, map_location: str | torch.device = "cpu") -> Vee
             )
     meta = json.loads((directory / MODEL_FILE).read_text())
     if meta.get("format") != FORMAT:
-        raise ValueError(f"{directory / MODEL_FILE}: format {meta.get('format')!r} is not {FORMAT!r}; retrain")
+        raise ValueError(
+            f"{directory / MODEL_FILE}: format {meta.get('format')!r} is not {FORMAT!r}. A model saved before "
+            f"{FORMAT} has 3 classes (background, curve A, curve B) and another architecture; it cannot read "
+            f"line styles. Retrain it: `veernet train_binary` then `veernet train_multiclass`"
+        )
+    if tuple(meta.get("classes", ())) != output_names(int(meta["num_classes"])):
+        raise ValueError(f"{directory / MODEL_FILE}: outputs {meta.get('classes')} are not this version's "
+                         f"{list(output_names(int(meta['num_classes'])))}; retrain the model")
     model = build_model(ModelParams.model_validate(meta["model"]), int(meta["num_classes"]))
     state = torch.load(directory / WEIGHTS_FILE, map_location=map_location, weights_only=True)
     model.load_state_dict(state)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.quality.outcome import CheckOutcome, accounting, read_table, validated_rows
 from veernet_pipeline.stages import recorded
 
@@ -13,19 +14,26 @@ INDEX = "index.parquet"
 
 
 def model_sanity(settings: Settings, which: str) -> CheckOutcome:
-    """The trained weights load, keep the input shape on a 64 x 96 probe, and give finite logits."""
+    """The trained weights load, keep the input shape on a 64 x 96 probe, give finite logits, one map per output.
+
+    A binary model has one output (curve); a multiclass model one per mask class of `io.classes`,
+    in that order (load_model already refuses a model.json whose class names differ).
+    """
     import torch
 
-    from veernet_pipeline.model.veernet import load_model
+    from veernet_pipeline.model.veernet import load_model, output_names
 
     model = load_model(settings.path("models") / which)
+    expected = output_names(1 if which == "binary" else NUM_CLASSES)
     probe = torch.rand(1, 1, 64, 96, generator=torch.Generator().manual_seed(settings.seed))
     with torch.inference_mode():
         logits = model(probe)
-    shape_ok = tuple(logits.shape[-2:]) == (64, 96)
+    shape_ok = tuple(logits.shape[-2:]) == (64, 96) and logits.shape[1] == len(expected)
     finite = bool(torch.isfinite(logits).all())
-    return CheckOutcome(shape_ok and finite, f"output {tuple(logits.shape)} for input {tuple(probe.shape)}",
-                        {"output_shape": list(logits.shape), "finite": finite,
+    return CheckOutcome(shape_ok and finite,
+                        f"output {tuple(logits.shape)} for input {tuple(probe.shape)}, {len(expected)} expected "
+                        f"({', '.join(expected)})",
+                        {"output_shape": list(logits.shape), "finite": finite, "outputs": list(expected),
                          "parameters": int(sum(p.numel() for p in model.parameters()))})
 
 

@@ -25,6 +25,7 @@ from veernet_pipeline.reading.candidates import find_candidates
 
 MAX_CURVES = 5  # curves a track may hold when the map decides (real tracks hold 2 to 5)
 SEEDS_CHANNELS = 3  # background, curve A, curve B: the classes before line styles
+CURVE_STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
 
 
 def as_style_probs(probs: np.ndarray) -> np.ndarray:
@@ -63,6 +64,21 @@ def detect_styles(probs: np.ndarray, params: ExtractParams) -> list[str]:
     return [style for _, _, style in kept]
 
 
+def count_curves(probs: np.ndarray, params: ExtractParams) -> int:
+    """How many curves the map supports when its ink is counted whatever its style.
+
+    The fallback when `detect_styles` finds none: a net unsure of the style (an unseen line style,
+    or one trained briefly) spreads a curve's probability over several style classes, so no style
+    dominates a run although the ink is plain. Counted like `detect_styles`, on all curve styles at once.
+
+    Shape:
+        probs: (7, H, W).
+    """
+    cands = find_candidates(probs, [CURVE_STYLE_CLASSES], params.max_candidates, params.min_confidence)
+    runs = cands.valid.sum(axis=1)  # runs of curve ink per column
+    return sum(1 for n in range(1, MAX_CURVES + 1) if float(np.mean(runs >= n)) >= params.min_support)
+
+
 @dataclass(frozen=True)
 class ReadingPlan:
     """What to read from one map: the calibration to write with, each curve's classes and style label."""
@@ -90,8 +106,14 @@ def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: Ext
         return ReadingPlan(calib, [(1,)], ["any"], notes)
     if calibration is None:
         styles = detect_styles(probs, params)
+        if not styles:
+            n_curves = count_curves(probs, params)
+            notes = [f"no sidecar: no line style dominates the map's ink; {n_curves} curves of any style found "
+                     f"(a separate run of curve ink in >= {params.min_support:.0%} of columns)"]
+            return ReadingPlan(Calibration.track_units(n_curves), [CURVE_STYLE_CLASSES] * n_curves,
+                               ["any"] * n_curves, notes)
         calib = Calibration.track_units(len(styles), styles)
-        notes = [f"no sidecar: {len(styles)} curves found in the map ({', '.join(styles) or 'none'}); "
+        notes = [f"no sidecar: {len(styles)} curves found in the map ({', '.join(styles)}); "
                  f"a style counts a curve where it shows a separate run in >= {params.min_support:.0%} of columns"]
     else:
         calib, notes = calibration, []

@@ -21,7 +21,7 @@ DESCRIPTIONS: dict[str, str] = {
     "validate": "split scans into validated and quarantined, with reason codes",
     "synthesize": "generate the binary and multiclass synthetic sets and the foreign evaluation set",
     "train_binary": "train the binary VeerNet (curve vs background)",
-    "train_multiclass": "train the 3-class VeerNet from the binary weights",
+    "train_multiclass": "train the line-style VeerNet (background, other ink, 5 curve styles) from the binary weights",
     "evaluate": "measure the multiclass model on held-out logs; gate the champion alias",
     "infer": "digitise every validated scan to LAS + QC PNG",
 }

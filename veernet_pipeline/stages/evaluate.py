@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.errors import MissingModel
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 from veernet_pipeline.evaluation.summary import write_comparison
 from veernet_pipeline.io.sets import INDEX_FILE
@@ -56,6 +57,9 @@ def evaluate(settings: Settings) -> StageResult:
     foreign = foreign_set(settings)
     out = settings.path("evaluation")
     params = {"evaluate": settings.section("evaluate"), "extract": settings.section("extract")}
+    if recorded(model_dir) is None:
+        raise MissingModel(f"{model_dir}: no trained multiclass model to evaluate; train it first "
+                           "(`veernet train_multiclass`)")
 
     def work(_: str) -> StageResult:
         version = recorded(model_dir)["result"]["paths"]["model_version"]

@@ -1,9 +1,11 @@
 """The infer stage: every validated scan digitised with the chosen model.
 
 Not skipped as a whole: the archive skips each scan whose output already exists under the same
-output label, so a re-run only does new work. The label names the model (name and version) and
-a digest of the extraction parameters and of this stage's code, so a new model, other
-parameters or a code change that alters the reading writes new LAS files beside the old ones.
+key, so a re-run only does new work. The key is the scan's content hash, its sidecar's content
+hash (`inference.archive.output_paths`) and this output label: the model's registered name and
+version and a digest of the extraction parameters and of this stage's code. So a new model
+(another name or version), other parameters, a code change that alters the reading or a
+corrected sidecar writes new LAS files beside the old ones.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
     label = output_label(name, version, settings)
     started = time.perf_counter()
     counts = digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
-                                model_dir, label, out, settings.infer.tile_width, settings.infer.tile_overlap,
-                                settings.extract, settings.infer.max_height)
+                                model_dir, label, out, settings.infer, settings.extract)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
                        data_version=files_version([out / INDEX_FILE]),
                        skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,

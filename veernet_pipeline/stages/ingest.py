@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.errors import EmptyArchive
 from veernet_pipeline.io.ingest import MANIFEST_FILE, ingest_archive
 from veernet_pipeline.provenance import folder_listing
 from veernet_pipeline.stages.cache import StageResult, files_version, run_cached
@@ -14,6 +15,10 @@ def ingest(settings: Settings) -> StageResult:
 
     def work(_: str) -> StageResult:
         counts = ingest_archive(raw, out, settings.ingest, settings.validate_)
+        if counts["files"] == 0:
+            # Nothing downstream could do anything: say so where the operator looks, not as 0 LAS files.
+            raise EmptyArchive(f"{raw}: archive folder holds no scan ({', '.join(settings.ingest.extensions)}); "
+                               "put the scans there or set paths.raw in params.yaml")
         return StageResult("ingest", counts=counts, paths={"manifest": str(out / MANIFEST_FILE)})
 
     # The manifest names every decoded scan by its content hash, so it stands for them all; files.parquet,

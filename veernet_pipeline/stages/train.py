@@ -69,5 +69,5 @@ def train_binary(settings: Settings, resume: bool = False) -> StageResult:
 
 
 def train_multiclass(settings: Settings, resume: bool = False) -> StageResult:
-    """Train the 3-class VeerNet from the binary weights; register it as `veernet-multiclass`."""
+    """Train the line-style VeerNet (`io.classes`) from the binary weights; register it as `veernet-multiclass`."""
     return _train(settings, "train_multiclass", resume)

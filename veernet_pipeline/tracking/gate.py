@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,4 +51,29 @@ def gate(root: Path, name: str, version: str, figure: float, threshold: float | 
     decision = {"promoted": promoted, "version": version, GATE_METRIC: figure, "threshold": threshold,
                 "previous_champion": current, "previous_median_r2": current_figure}
     log.info("gate: %s", decision)
+    return decision
+
+
+def promote(root: Path, name: str, version: str, reason: str, by: str) -> dict[str, Any]:
+    """Move `champion` to `name` version `version` by hand, and record who did it and why on the version.
+
+    The operator's way past the gate (e.g. the `cpu` recipe's model, which misses the 0.98 bar on
+    one curve): explicit, with a reason, and visible in the registry as the version's tags
+    `promoted_by`, `promotion_reason`, `promoted_at` (UTC) and `gate` = `manual`.
+
+    Raises:
+        MissingModel: the store holds no such version.
+        ValueError: `reason` or `by` is empty.
+    """
+    if not reason.strip() or not by.strip():
+        raise ValueError("a promotion needs a reason and a name (who promotes): pass --reason TEXT")
+    store.registered_version(root, name, version)
+    previous = store.alias_version(root, name, CHAMPION)
+    tags = {"promoted_by": by, "promotion_reason": reason, "gate": "manual",
+            "promoted_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    for key, value in tags.items():
+        store.tag_version(root, name, version, key, value)
+    store.set_alias(root, name, CHAMPION, version)
+    decision = {"promoted": True, "model": name, "version": version, "previous_champion": previous, **tags}
+    log.info("manual promotion: %s", decision)
     return decision

@@ -24,6 +24,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.models import ModelSignature
 from mlflow.types import ParamSchema, ParamSpec, Schema, TensorSpec
 
+from veernet_pipeline.errors import MissingModel, NoChampion
 from veernet_pipeline.io.atomic import atomic_dir
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def numeric(nested: Mapping[str, Any]) -> dict[str, float]:
     """The finite numbers of `flatten(nested)`, as floats; booleans, text, None and NaN are left out.
 
-    A list (the per-class validation IoU) becomes one entry per item, `<name>_<index>`. NaN is left
+    A mapping (the validation IoU per class name) becomes `<name>.<class>`; a list one entry per item,
+    `<name>_<index>`. NaN is left
     out because some MLflow stores reject it.
     """
     flat: dict[str, float] = {}
@@ -158,9 +160,10 @@ def resolve_model(root: Path, uri: str) -> tuple[str, str]:
         name, alias = ref.split("@", 1)
         version = alias_version(root, name, alias)
         if version is None:
-            raise LookupError(
+            raise NoChampion(
                 f"{uri}: alias {alias!r} is not set on {name!r}; run `veernet evaluate` (it sets `champion` when "
-                f"the gate passes) or pass --model models:/{name}/<version>"
+                f"the gate passes), `veernet promote --model {name} --version N --reason TEXT`, or pass "
+                f"--model models:/{name}/<version>"
             )
         return name, version
     name, version = ref.split("/", 1)
@@ -186,7 +189,7 @@ def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
         (folder holding weights.pt and model.json, version number).
     """
     name, version = resolve_model(root, uri)
-    held = configure(root).get_model_version(name, version)
+    held = registered_version(root, name, version)
     key = hashlib.sha256("\n".join((tracking_uri(root), held.run_id or "", held.source or "")).encode()).hexdigest()
     target = dest / f"{name}-v{version}-{key[:12]}"
     if not target.is_dir():
@@ -196,6 +199,20 @@ def download_model(root: Path, uri: str, dest: Path) -> tuple[Path, str]:
             if missing:
                 raise FileNotFoundError(f"models:/{name}/{version} holds no {', '.join(missing)}: not a VeerNet model")
     return target / "artifacts", version
+
+
+def registered_version(root: Path, name: str, version: str) -> Any:
+    """The registry's record of `name` version `version`.
+
+    Raises:
+        MissingModel: the store holds no such model or version.
+    """
+    try:
+        return configure(root).get_model_version(name, version)
+    except MlflowException as exc:
+        if exc.error_code in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE"):
+            raise MissingModel(f"models:/{name}/{version} is not registered in {tracking_uri(root)}") from exc
+        raise
 
 
 def log_artifact(path: Path, artifact_path: str | None = None) -> None:

@@ -20,8 +20,12 @@ import tifffile
 import torch
 from torch.utils.data import Dataset, Sampler
 
+from veernet_pipeline.io.classes import STYLES, style_class
 from veernet_pipeline.io.sets import read_split
 from veernet_pipeline.model.veernet import MULTIPLE, round_up
+
+# The curve styles are the last classes (io.classes); other ink below them is not curve.
+FIRST_CURVE_CLASS = min(style_class(style) for style in STYLES)
 
 
 def read_plane(path: Path) -> np.ndarray:
@@ -41,7 +45,7 @@ class SegmentationSet(Dataset):
     Args:
         set_dir: folder holding index.parquet and the TIFFs.
         split: "train", "val" or "test".
-        binary: True maps every curve class to 1 (curve vs background).
+        binary: True maps every curve-style class to 1 and the rest (background, other ink) to 0.
         crop_width: 0 = full width; > 0 (multiple of 32) = a crop of that many columns when wider.
         seed: base seed; the crop of item i in epoch e comes from default_rng([seed, e, i]).
         max_items: 0 = every row of the split; > 0 = the first max_items rows in index order.
@@ -70,6 +74,10 @@ class SegmentationSet(Dataset):
     def __len__(self) -> int:
         return len(self.rows) * self.crops_per_log
 
+    def heights(self) -> list[int]:
+        """Each item's height in pixels (its log's `height` in the index), for length-aware batching."""
+        return [int(h) for h in self.rows["height"] for _ in range(self.crops_per_log)]
+
     def _read(self, log: int) -> tuple[np.ndarray, np.ndarray]:
         if log in self._planes:
             return self._planes[log]
@@ -92,31 +100,62 @@ class SegmentationSet(Dataset):
         if self.crop_width and width > self.crop_width:
             start = int(np.random.default_rng([self.seed, self.epoch, index]).integers(0, width - self.crop_width + 1))
             image, mask = image[:, start : start + self.crop_width], mask[:, start : start + self.crop_width]
-        target = (mask > 0) if self.binary else mask
+        target = (mask >= FIRST_CURVE_CLASS) if self.binary else mask
         return {
             "image": torch.from_numpy(np.ascontiguousarray(image)).float().div_(255.0)[None],
             "target": torch.from_numpy(np.ascontiguousarray(target)).long(),
         }
 
 
+BUCKET_BATCHES = 16  # batches per chunk that length-aware ordering sorts by height
+
+
 class EpochSampler(Sampler[int]):
     """Shuffled order that is a function of (seed, epoch), startable mid-epoch for a resume.
 
+    Length-aware when given the items' heights and a batch size above 1: the shuffled order is cut
+    into chunks of `BUCKET_BATCHES` batches, each chunk is sorted by height and cut into batches,
+    and the chunk's full batches are shuffled (a short last batch stays last). A batch then holds
+    logs of about one height, so padding it to its tallest wastes little: with 15 % of tracks
+    641-1,024 px tall among 480-640 px ones, batches of 4 pad 23 % more pixels than they hold in
+    random order and 5 % in this one (docs/model.md). Items, crops and their order stay a function
+    of (seed, epoch), so a resume sees the same batches.
+
     Args:
         length: items in the dataset.
-        seed: base seed; epoch e's order is default_rng([seed, e]).permutation(length).
+        seed: base seed; epoch e's order starts from default_rng([seed, e]).permutation(length).
+        heights: each item's height in pixels; None = plain shuffled order.
+        batch_size: the loader's batch size (the batches the order is made for).
     """
 
-    def __init__(self, length: int, seed: int) -> None:
+    def __init__(self, length: int, seed: int, heights: Sequence[int] | None = None, batch_size: int = 1) -> None:
+        if heights is not None and len(heights) != length:
+            raise ValueError(f"EpochSampler got {len(heights)} heights for {length} items")
         self.length, self.seed, self.epoch, self.start = length, seed, 0, 0
+        self.heights = None if heights is None or batch_size < 2 else np.asarray(heights)
+        self.batch_size = batch_size
 
     def set_epoch(self, epoch: int, start: int = 0) -> None:
         """Use epoch `epoch`'s order and skip its first `start` items (already trained on)."""
         self.epoch, self.start = epoch, start
 
+    def order(self) -> np.ndarray:
+        """The whole epoch's item order."""
+        rng = np.random.default_rng([self.seed, self.epoch])
+        order = rng.permutation(self.length)
+        if self.heights is None:
+            return order
+        size, chunks = self.batch_size, []
+        for first in range(0, self.length, BUCKET_BATCHES * size):
+            chunk = order[first:first + BUCKET_BATCHES * size]
+            chunk = chunk[np.argsort(self.heights[chunk], kind="stable")]
+            batches = [chunk[i:i + size] for i in range(0, len(chunk), size)]
+            full = [batches[i] for i in rng.permutation(len(batches) - (len(batches[-1]) < size))]
+            chunks.extend([*full, *batches[len(full):]])
+        return np.concatenate(chunks)
+
     def __iter__(self) -> Iterator[int]:
-        order = np.random.default_rng([self.seed, self.epoch]).permutation(self.length)
-        return iter(order[self.start :].tolist())
+        return iter(self.order()[self.start :].tolist())
 
     def __len__(self) -> int:
         return max(0, self.length - self.start)

@@ -22,7 +22,10 @@ from torch.optim.lr_scheduler import LRScheduler
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.evaluation.metrics import MaskScores, predicted_classes
+from veernet_pipeline.io.classes import CLASSES
 from veernet_pipeline.progress import progress
+
+BINARY_CLASSES = ("background", "curve")  # how a one-logit net's mask is scored: curve vs everything else
 
 
 @dataclass
@@ -135,8 +138,9 @@ def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: t
     are pooled. The model's train/eval mode is restored afterwards.
 
     Returns:
-        loss (mean batch loss), iou (list per class: background first; NaN for a class absent
-        from both prediction and truth), miou (mean of the non-NaN IoUs).
+        loss (mean batch loss), iou ({class name: IoU}: background and curve for a one-logit
+        net, else `io.classes.CLASSES`; NaN for a class absent from both prediction and truth),
+        miou (mean of the non-NaN IoUs).
     """
     was_training = model.training
     model.eval()
@@ -153,6 +157,7 @@ def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: t
     model.train(was_training)
     if scores is None:
         raise ValueError("evaluate got an empty loader; the validation split has no items")
-    iou = [per_class["iou"] for per_class in scores.compute().values()]
-    present = [v for v in iou if not math.isnan(v)]
+    names = BINARY_CLASSES if scores.num_classes == 2 else CLASSES
+    iou = {name: per_class["iou"] for name, per_class in zip(names, scores.compute().values(), strict=True)}
+    present = [v for v in iou.values() if not math.isnan(v)]
     return {"loss": loss_sum / batches, "iou": iou, "miou": sum(present) / len(present) if present else math.nan}

@@ -26,6 +26,7 @@ from torch.utils.data import DataLoader
 
 from veernet_pipeline.config import Settings, TrainParams
 from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES, STYLES
 from veernet_pipeline.model.veernet import WEIGHTS_FILE, VeerNet, build_model, save_model
 from veernet_pipeline.training.checkpoint import load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from veernet_pipeline.training.data import EpochSampler, SegmentationSet, pad_collate
@@ -35,7 +36,7 @@ from veernet_pipeline.training.losses import build_loss
 logger = logging.getLogger(__name__)
 
 Stage = Literal["binary", "multiclass"]
-NUM_CLASSES: dict[str, int] = {"binary": 1, "multiclass": 3}
+OUTPUTS: dict[str, int] = {"binary": 1, "multiclass": NUM_CLASSES}
 CHECKPOINT = Path("checkpoints") / "last.pt"
 HEAD_PREFIX = "head."
 
@@ -95,21 +96,30 @@ def load_matching_weights(model: VeerNet, weights: Path) -> list[str]:
 
 
 def _head_from_binary(source: dict[str, torch.Tensor], target: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Seed a C-class head from a 1-logit binary head so the softmax reproduces the binary curve probability.
+    """Seed the multiclass head from the binary head so the softmax reproduces the binary curve probability.
 
-    Background keeps logit 0 and each of the C-1 curve classes gets the binary logit z minus
-    log(C-1): then P(any curve) = sigmoid(z) exactly. The multiclass net starts out finding
-    curves where the binary one did and only has to learn which curve is which, instead of
-    relearning detection from a random head.
+    The binary net's one logit z says "curve" (any curve style) against everything else, other ink
+    included. Each of the S curve-style classes gets z - log(S), and background and other ink,
+    the "everything else", get -log(2) each: then P(any curve style) = e^z / (e^z + 1) = sigmoid(z)
+    exactly, and the two non-curve classes share the rest equally. The multiclass net starts out
+    finding curves where the binary one did and only has to learn which style is which and what
+    other ink is, instead of relearning detection from a random head. The head has one logit per
+    class and pixel of a space-to-depth cell (channel k * cell + pixel), so each class copies the
+    binary head's logits pixel for pixel.
     """
     weight, bias = f"{HEAD_PREFIX}weight", f"{HEAD_PREFIX}bias"
     binary_w, binary_b, fresh_w = source.get(weight), source.get(bias), target[weight]
-    if binary_w is None or binary_b is None or binary_w.shape[0] != 1 or fresh_w.shape[0] < 2:
+    if binary_w is None or binary_b is None or fresh_w.shape[0] != NUM_CLASSES * binary_w.shape[0]:
         return {}
-    curves = fresh_w.shape[0] - 1
+    cell = binary_w.shape[0]
     head_w, head_b = torch.zeros_like(fresh_w), torch.zeros_like(target[bias])
-    head_w[1:] = binary_w
-    head_b[1:] = binary_b - math.log(curves)
+    for k, name in enumerate(CLASSES):
+        rows = slice(k * cell, (k + 1) * cell)
+        if name in STYLES:
+            head_w[rows] = binary_w
+            head_b[rows] = binary_b - math.log(len(STYLES))
+        else:
+            head_b[rows] = -math.log(len(CLASSES) - len(STYLES))
     return {weight: head_w, bias: head_b}
 
 
@@ -117,6 +127,8 @@ def _clean(value: Any) -> Any:
     # NaN (an IoU with no pixels of that class) is not JSON; store None instead.
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, dict):
+        return {key: _clean(v) for key, v in value.items()}
     return [_clean(v) for v in value] if isinstance(value, list) else value
 
 
@@ -140,7 +152,7 @@ def train_stage(
 
     Args:
         settings: loaded params; uses `seed`, `model` and `train_<stage>`.
-        stage: "binary" (1 logit map) or "multiclass" (3).
+        stage: "binary" (1 logit map: curve) or "multiclass" (one per class of `io.classes`).
         set_dir: synthetic set folder with index.parquet (train and val splits).
         out_dir: gets weights.pt, model.json, history.json and checkpoints/last.pt.
         init_weights: weights (file or model folder) to start from; every matching tensor is loaded.
@@ -152,8 +164,8 @@ def train_stage(
     Returns:
         weights (path of weights.pt), epochs, final (last epoch record), wall_clock_s, history.
     """
-    if stage not in NUM_CLASSES:
-        raise ValueError(f"stage {stage!r} is not one of {sorted(NUM_CLASSES)}")
+    if stage not in OUTPUTS:
+        raise ValueError(f"stage {stage!r} is not one of {sorted(OUTPUTS)}")
     started = time.perf_counter()
     params = settings.train_binary if stage == "binary" else settings.train_multiclass
     set_dir, out_dir = Path(set_dir), Path(out_dir)
@@ -162,7 +174,7 @@ def train_stage(
     np.random.seed(settings.seed % 2**32)
     torch.manual_seed(settings.seed)
 
-    model = build_model(settings.model, NUM_CLASSES[stage])
+    model = build_model(settings.model, OUTPUTS[stage])
     if init_weights is not None:
         load_matching_weights(model, init_weights)
     model.to(device)
@@ -172,7 +184,7 @@ def train_stage(
     val_set = SegmentationSet(set_dir, "val", binary, params.crop_width, settings.seed, 0)
     if not len(train_set):
         raise ValueError(f"{set_dir / 'index.parquet'} has no train rows; regenerate the set with more instances")
-    sampler = EpochSampler(len(train_set), settings.seed)
+    sampler = EpochSampler(len(train_set), settings.seed, train_set.heights(), params.batch_size)
     loader_args: dict[str, Any] = {"batch_size": params.batch_size, "collate_fn": pad_collate,
                                    "num_workers": params.num_workers, "pin_memory": device.type == "cuda"}
     # DataLoader draws its workers' seeds from this generator as each epoch's pass starts; it is re-seeded
@@ -256,7 +268,7 @@ def train_stage(
         if on_epoch_end is not None:
             on_epoch_end(epoch + 1, record)
 
-    save_model(out_dir, model, settings.model, NUM_CLASSES[stage])
+    save_model(out_dir, model, settings.model, OUTPUTS[stage])
     write_text_atomic(out_dir / "history.json", json.dumps(history, indent=2) + "\n")
     return {"weights": str(out_dir / WEIGHTS_FILE), "epochs": params.epochs, "final": history[-1] if history else {},
             "wall_clock_s": time.perf_counter() - started, "history": history}

@@ -1,0 +1,85 @@
+"""`veernet doctor` on a healthy and a broken project: real params, a real MLflow store, real folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_project
+from tests.nets import untrained_veernet
+from veernet_pipeline.cli import main
+from veernet_pipeline.commands.doctor import check_disk
+from veernet_pipeline.config import load_settings
+from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.model.veernet import save_model
+from veernet_pipeline.tracking import store
+from veernet_pipeline.tracking.store import CHAMPION, MULTICLASS_MODEL
+
+
+def _doctor(params: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, str]]:
+    """Run `veernet doctor`; its exit code and each check's line (with its fix line) by check name."""
+    try:
+        code = main(["--params", str(params), "--profile", "test", "doctor"])
+    except SystemExit as exc:
+        code = int(exc.code)
+    lines = capsys.readouterr().out.splitlines()
+    checks: dict[str, str] = {}
+    for line in lines:
+        if line.startswith(("OK", "PROBLEM")):
+            name = line.split()[1].rstrip(":")
+            checks[name] = line
+        elif line.strip().startswith("fix:"):
+            checks[name] += "\n" + line.strip()
+    return code, checks
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("VEERNET_PROFILE", raising=False)
+    return make_project(tmp_path / "project")
+
+
+def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    settings = load_settings(project, profile="test")
+    write_tiff(settings.path("raw") / "a.tif", __import__("numpy").full((96, 320), 255, "uint8"))
+    save_model(tmp_path / "model", untrained_veernet(settings, 3), settings.model, 3)
+    with store.stage_run(settings.root, "train_multiclass", {}, {}):
+        version = store.log_model(tmp_path / "model", MULTICLASS_MODEL)
+    store.set_alias(settings.root, MULTICLASS_MODEL, CHAMPION, version)
+    (tmp_path / "dagster_home").mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+
+    code, checks = _doctor(project, capsys)
+    assert code == 0
+    assert set(checks) == {"python", "torch", "params", "mlflow", "DAGSTER_HOME", "archive", "disk"}
+    assert all(line.startswith("OK") for line in checks.values()), checks
+    assert "models:/veernet-multiclass@champion is version 1" in checks["mlflow"]
+    assert "1 scans" in checks["archive"] and "embedded SQLite" in checks["DAGSTER_HOME"]
+
+
+def test_a_broken_setup_names_each_problem_and_its_fix(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    code, checks = _doctor(project, capsys)  # no scan, no model, no DAGSTER_HOME
+    assert code == 1
+    for name in ("mlflow", "DAGSTER_HOME", "archive"):
+        assert checks[name].startswith("PROBLEM") and "\nfix: " in checks[name], checks[name]
+    assert "alias 'champion' is not set" in checks["mlflow"] and "veernet promote" in checks["mlflow"]
+    assert "export DAGSTER_HOME" in checks["DAGSTER_HOME"] and "does not exist" in checks["archive"]
+    assert checks["python"].startswith("OK") and checks["params"].startswith("OK")
+
+
+def test_bad_params_stop_the_checks_that_need_them(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project.write_text(project.read_text().replace("max_attempts: 3", "max_attempts: 0"))
+    code, checks = _doctor(project, capsys)
+    assert code == 1 and checks["params"].startswith("PROBLEM") and "infer.max_attempts" in checks["params"]
+    assert "mlflow" not in checks
+
+
+def test_the_disk_check_wants_twice_the_archive(tmp_path: Path) -> None:
+    assert check_disk(tmp_path / "not" / "yet", 1_000, free_bytes=2_000).ok
+    short = check_disk(tmp_path, 1_000, free_bytes=1_999)
+    assert not short.ok and "0.00 GB wanted" in short.detail and str(tmp_path) in short.detail

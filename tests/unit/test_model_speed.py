@@ -1,0 +1,76 @@
+"""The fast paths give the plain path's answers: channels_last, tiles batched into one forward; and they run.
+
+Tolerance: fp32 in another memory layout or batch size only changes how oneDNN blocks and orders
+its sums, so probabilities agree to 1e-4 (float32 rounding compounded over the net's 30-odd layers;
+measured up to 4e-5); see benchmarks/results/speed.md for what the fast paths buy.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.nets import untrained_veernet
+from veernet_pipeline.config import load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.reading import predict
+
+PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
+FP32_TOLERANCE = 1e-4
+
+
+def _scan(height: int, width: int) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    image = rng.normal(230, 10, size=(height, width)).clip(0, 255).astype(np.uint8)
+    cols = np.arange(width)
+    image[(height / 2 + height / 3 * np.sin(cols / 17.0)).astype(int), cols] = 0
+    return image
+
+
+def test_channels_last_gives_the_default_layouts_logits() -> None:
+    settings = load_settings(PARAMS_YAML, profile="test")
+    model = untrained_veernet(settings, NUM_CLASSES)
+    assert all(p.is_contiguous(memory_format=torch.channels_last) for p in model.parameters() if p.ndim == 4)
+    x = torch.rand(2, 1, 96, 160, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        fast = model(x)
+        plain = model.to(memory_format=torch.contiguous_format)(x)
+    assert fast.is_contiguous(memory_format=torch.channels_last) and plain.is_contiguous()
+    torch.testing.assert_close(torch.softmax(fast, 1), torch.softmax(plain, 1), rtol=0, atol=FP32_TOLERANCE)
+
+
+def test_batched_tiles_give_the_one_tile_probabilities(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings(PARAMS_YAML, profile="test")
+    model = untrained_veernet(settings, NUM_CLASSES)
+    image = _scan(100, 1000)  # 7 tiles of 256 with 128 overlap: batches of 4 and 3, each tile padded to 128 rows
+    assert len(predict.plan_tiles(1000, 256, 128)) == 7
+    batched = predict.predict_probs(model, image, 256, 128)
+    monkeypatch.setattr(predict, "TILES_PER_FORWARD", 1)
+    one_by_one = predict.predict_probs(model, image, 256, 128)
+    assert batched.shape == one_by_one.shape == (NUM_CLASSES, 100, 1000)
+    np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=FP32_TOLERANCE)
+
+
+def test_a_training_step_in_channels_last_runs_at_few_channels() -> None:
+    """torch 2.13's oneDNN crashes (SIGSEGV) in the backward of a stride-2 1x1 conv in channels_last at 6-12
+    input channels; VeerNet's shortcuts must not use one. Run in a child process so a crash fails this test
+    rather than ending the suite."""
+    code = textwrap.dedent("""
+        import torch
+        from veernet_pipeline.config import ModelParams
+        from veernet_pipeline.model.veernet import build_model
+        torch.manual_seed(0)
+        model = build_model(ModelParams(channels=[8, 8, 12, 16, 32], attention_layers=1, attention_heads=2), 7)
+        for _ in range(2):
+            model.zero_grad()
+            model(torch.rand(2, 1, 64, 96)).logsumexp(1).mean().backward()
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -1,0 +1,140 @@
+"""`veernet doctor`: is this machine ready to run the pipeline? Each check says OK or PROBLEM and what to fix.
+
+Exits 1 when any check finds a problem (after printing them all), 0 otherwise; runbooks start here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.errors import EmptyArchive, OperatorError
+from veernet_pipeline.io.ingest import scan_files
+
+HELP = "check Python, torch/CUDA, params, the MLflow store and champion, DAGSTER_HOME, the archive and free disk"
+
+PYTHON_RANGE = ((3, 11), (3, 13))  # pyproject's requires-python: >=3.11,<3.13
+# Ingest keeps every scan decoded to 8 bits beside LAS files and QC pictures: ask for twice the archive's size free.
+DISK_FACTOR = 2.0
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        detail = " ".join(self.detail.split())  # one line per check, whatever the error message's layout
+        text = f"{'OK     ' if self.ok else 'PROBLEM'}  {self.name}: {detail}"
+        return text if self.ok else f"{text}\n         fix: {self.fix}"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """No options of its own: it checks the params, profile and environment `veernet` would use."""
+
+
+def check_python() -> Check:
+    found = sys.version_info[:2]
+    ok = PYTHON_RANGE[0] <= found < PYTHON_RANGE[1]
+    return Check("python", ok, f"{sys.version.split()[0]} at {sys.executable}",
+                 "use CPython 3.11 or 3.12 (make venv with PYTHON=python3.11)")
+
+
+def check_torch() -> Check:
+    try:
+        import torch
+    except ImportError as exc:
+        return Check("torch", False, f"does not import ({exc})", "run `make venv` to install requirements.lock")
+    if torch.cuda.is_available():
+        device = torch.cuda.get_device_name(0)
+        return Check("torch", True, f"{torch.__version__}, CUDA {torch.version.cuda} on {device}")
+    return Check("torch", True, f"{torch.__version__}, no CUDA: CPU only (use the `cpu` profile to train)")
+
+
+def check_mlflow(settings: Settings) -> Check:
+    from veernet_pipeline.tracking import store
+
+    uri = store.tracking_uri(settings.root)
+    model_uri = settings.infer.model_uri
+    try:
+        name, version = store.resolve_model(settings.root, model_uri)
+        store.registered_version(settings.root, name, version)
+    except OperatorError as exc:
+        name = model_uri.removeprefix("models:/").split("@")[0].split("/")[0]
+        versions = [v.version for v in store.configure(settings.root).search_model_versions(f"name='{name}'")]
+        listed = f"registered versions of {name}: {', '.join(map(str, sorted(versions, key=int))) or 'none'}"
+        return Check("mlflow", False, f"{uri}: {exc} ({listed})", exc.advice)
+    except Exception as exc:  # noqa: BLE001 - any store error is reported as this check's problem
+        return Check("mlflow", False, f"{uri}: the store does not answer ({type(exc).__name__}: {exc})",
+                     "check MLFLOW_TRACKING_URI, or unset it to use mlruns.db in the project")
+    return Check("mlflow", True, f"{uri}: {model_uri} is version {version}")
+
+
+def check_dagster_home() -> Check:
+    home = os.environ.get("DAGSTER_HOME", "")
+    if not home:
+        return Check("DAGSTER_HOME", False, "not set: runs started from this shell keep no history",
+                     "export DAGSTER_HOME=$PWD/.dagster (what `make ui` and `make demo` use)")
+    folder = Path(home)
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        return Check("DAGSTER_HOME", False, f"{folder} is not a writable folder", f"mkdir -p {folder}")
+    config = folder / "dagster.yaml"
+    storage = "dagster.yaml present" if config.is_file() else "no dagster.yaml: embedded SQLite storage"
+    if config.is_file() and "postgres" in config.read_text():
+        storage = "dagster.yaml: PostgreSQL storage"
+    return Check("DAGSTER_HOME", True, f"{folder} ({storage})")
+
+
+def check_archive(settings: Settings) -> tuple[Check, int]:
+    raw = settings.path("raw")
+    scans = scan_files(raw, settings.ingest.extensions) if raw.is_dir() else []
+    size = sum(p.stat().st_size for p in scans if p.is_file())
+    if not scans:
+        what = "does not exist" if not raw.is_dir() else "holds no scan"
+        return Check("archive", False, f"{raw} {what}", EmptyArchive.advice), 0
+    return Check("archive", True, f"{raw}: {len(scans):,} scans, {size / 1e9:.2f} GB"), size
+
+
+def check_disk(folder: Path, archive_bytes: int, free_bytes: int | None = None) -> Check:
+    """Free space where outputs go against `DISK_FACTOR` x the archive's size (`free_bytes` overrides the measure)."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    free = shutil.disk_usage(existing).free if free_bytes is None else free_bytes
+    need = int(archive_bytes * DISK_FACTOR)
+    detail = f"{free / 1e9:.2f} GB free at {existing}, {need / 1e9:.2f} GB wanted ({DISK_FACTOR:g} x the archive)"
+    return Check("disk", free >= need, detail, "free space there, or point paths.ingested / paths.digitized at a "
+                 "larger disk in params.yaml")
+
+
+def diagnose(settings_of: Callable[[], Settings]) -> list[Check]:
+    """Every check, in the order an operator fixes them; later checks need the params to load."""
+    checks = [check_python(), check_torch()]
+    try:
+        settings = settings_of()
+    except OperatorError as exc:
+        return [*checks, Check("params", False, str(exc), exc.advice)]
+    checks.append(Check("params", True, f"{settings.root / 'params.yaml'}, profile {settings.profile}"))
+    archive, size = check_archive(settings)
+    checks += [check_mlflow(settings), check_dagster_home(), archive, check_disk(settings.path("digitized"), size)]
+    return checks
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    checks = diagnose(lambda: load_settings(args.params, args.profile, args.set))
+    problems = [c.name for c in checks if not c.ok]
+    text = "\n".join([*(c.line() for c in checks),
+                      f"{len(problems)} problem(s): {', '.join(problems)}" if problems else "all checks OK"])
+    if problems:
+        # The CLI returns 0 for whatever a command returns; a doctor that finds a problem must not.
+        print(text)
+        raise SystemExit(1)
+    return {"text": text, "problems": problems}
+
