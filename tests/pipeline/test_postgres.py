@@ -30,7 +30,7 @@ def dagster_home(tmp_path: Path, postgres: Postgres, monkeypatch: pytest.MonkeyP
     """A DAGSTER_HOME holding the template as an operator would copy it, its variables pointing at the server."""
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO / "deploy" / "dagster-postgres.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     for name, value in postgres.env().items():
         monkeypatch.setenv(name, value)
