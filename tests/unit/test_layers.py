@@ -10,6 +10,7 @@ from veernet_pipeline.provenance import PACKAGE, PACKAGE_DIR
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("config", "progress", "provenance", "resources"),
     ("io",),
+    ("pages",),
     ("validation",),
     ("synthetic",),
     ("model",),
