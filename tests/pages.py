@@ -1,0 +1,29 @@
+"""Small whole-log pages the page tests render: seconds on a CPU, with every printed block a real page has."""
+
+from __future__ import annotations
+
+from veernet_pipeline.config import Artefact, ArtefactParams, FloatRange, Range, SynthesizeParams
+from veernet_pipeline.synthetic.page import PageParams
+
+_OFF = Artefact(share=0.0, strength=FloatRange(min=0.0, max=0.0))
+QUIET = ArtefactParams(paper=_OFF, illumination=_OFF, blur=_OFF, speckle=_OFF, jpeg=_OFF, skew=_OFF, bilevel=_OFF)
+
+
+def small_page_params(**update: object) -> PageParams:
+    """Two narrow tracks, a 480-row main and a 240-row repeat section, header, banner and footer; no artefacts."""
+    base = PageParams(
+        tracks=Range(min=2, max=2), curves=Range(min=1, max=2), track_width=Range(min=96, max=128),
+        main_rows=Range(min=480, max=480), repeat_share=1.0, repeat_rows=Range(min=240, max=240),
+        depth_width=Range(min=60, max=60), gutter=Range(min=4, max=12), margin=Range(min=12, max=12),
+        header_rows=Range(min=160, max=160), track_header_rows=Range(min=60, max=60),
+        banner_rows=Range(min=60, max=60), footer_rows=Range(min=40, max=40), gap_rows=Range(min=6, max=6),
+        px_per_foot=(2.0,), depth_font_px=Range(min=14, max=14), artefacts=QUIET, noise_std=0.0)
+    return base.model_copy(update=update)
+
+
+def clean_strip_params(params: SynthesizeParams) -> SynthesizeParams:
+    """Strips a per-pixel net reads exactly: one solid 1-px curve, no boxes, flags, pen skips, fades or wraps."""
+    return params.model_copy(update={
+        "line_width": Range(min=1, max=1), "solo_broken_share": 0.0, "backup_share": 0.0,
+        "gaps": params.gaps.model_copy(update={"share": 0.0}), "fades": params.fades.model_copy(update={"share": 0.0}),
+        "text": params.text.model_copy(update={"headers_per_10k": 0.0, "flags_per_10k": 0.0})})
