@@ -28,5 +28,6 @@ def raw_scans(pipeline: PipelineResource) -> MaterializeResult:
 def validation(pipeline: PipelineResource) -> Iterator[MaterializeResult]:
     """Split the manifest by the pandera schema built from params' bounds."""
     result = stages.run("validate", pipeline.settings())
-    yield materialized(result, ("validated", "report"), asset_key="validated_scans")
+    # data_docs: the Great Expectations Data Docs (HTML) of this validation, as a path in the UI.
+    yield materialized(result, ("validated", "report", "data_docs"), asset_key="validated_scans")
     yield materialized(result, ("quarantine",), asset_key="quarantined_scans")

@@ -40,7 +40,7 @@ def ingest_and_validate(settings: Settings) -> None:
     from veernet_pipeline.io.ingest import ingest_archive
     from veernet_pipeline.validation.validate import validate_manifest
 
-    ingest_archive(settings.path("raw"), settings.path("ingested"), settings.ingest.extensions)
+    ingest_archive(settings.path("raw"), settings.path("ingested"), settings.ingest, settings.validate_)
     validate_manifest(settings.path("ingested"), settings.path("validated"), settings.validate_)
 
 

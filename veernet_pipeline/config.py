@@ -40,6 +40,19 @@ class Range(_Ordered):
     max: int
 
 
+class LowerBound(_Strict):
+    """A lower bound and an optional upper one (None: no bound above)."""
+
+    min: int
+    max: int | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LowerBound:
+        if self.max is not None and self.min > self.max:
+            raise ValueError(f"range min {self.min} exceeds max {self.max}")
+        return self
+
+
 class Paths(_Strict):
     raw: Path
     ingested: Path
@@ -53,10 +66,14 @@ class Paths(_Strict):
 
 class IngestParams(_Strict):
     extensions: list[str]
+    workers: int = Field(ge=0)
+    max_pixels: int = Field(gt=0)
+    worker_memory_mb: int = Field(ge=0)
+    timeout_s: float = Field(gt=0)
 
 
 class ValidateParams(_Strict):
-    width: Range
+    width: LowerBound
     height: Range
     bits: list[int]
     max_pages: int

@@ -24,7 +24,9 @@ def test_paper_profile_keeps_the_seeds_regime() -> None:
     assert (paper.train_binary.batch_size, paper.train_binary.accumulation, paper.train_binary.epochs) == (1, 1, 50)
     assert paper.train_multiclass.batch_size * paper.train_multiclass.accumulation == 16
     assert paper.train_multiclass.epochs == 50
-    assert (paper.validate_.width.min, paper.validate_.width.max) == (3200, 12800)
+    assert (paper.synthesize.width.min, paper.synthesize.width.max) == (3200, 12800)
+    # Inference bounds are not training bounds: any length, taller tracks than the generator draws.
+    assert (paper.validate_.width.max, paper.validate_.height.max) == (None, 1280)
 
 
 def test_overrides_beat_the_profile_and_parse_yaml_values() -> None:

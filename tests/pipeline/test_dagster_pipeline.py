@@ -43,13 +43,22 @@ def test_checks_report_counts(materialized: tuple[Settings, object]) -> None:
     assert checks["quarantine_is_empty"].metadata["quarantined"].value >= 2
 
 
+def test_validated_scans_link_their_data_docs(materialized: tuple[Settings, object]) -> None:
+    settings, result = materialized
+    (event,) = [m for m in result.get_asset_materialization_events()
+                if m.event_specific_data.materialization.asset_key.to_user_string() == "validated_scans"]
+    docs = event.event_specific_data.materialization.metadata["data_docs"]
+    assert docs.path == str(settings.path("validated") / "data_docs" / "index.html")
+    assert "veernet_scan_layout" in Path(docs.path).read_text()
+
+
 def test_one_las_per_valid_scan_and_a_record_per_bad_one(materialized: tuple[Settings, object]) -> None:
     settings, _ = materialized
     validated = pd.read_parquet(settings.path("validated") / "validated.parquet")
     quarantined = pd.read_parquet(settings.path("validated") / "quarantine.parquet")
     index = pd.read_parquet(settings.path("digitized") / "index.parquet")
     assert len(validated) >= 3
-    assert set(quarantined["reason_code"]) >= {"truncated", "width_out_of_range"}
+    assert set(quarantined["reason_code"]) >= {"truncated", "height_out_of_range"}
     assert (index["status"] == "written").sum() == len(validated)
     for las_path in index["las"]:
         las = lasio.read(settings.path("digitized") / las_path)

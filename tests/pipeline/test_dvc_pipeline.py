@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.conftest import clone_env, clone_project, git
-from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, VARIANTS, WIDE_NAME
+from veernet_pipeline.synthetic.sample import PAGE_NAME, TRUNCATED_NAME, VARIANTS
 
 STAGES = ("ingest", "validate", "synthesize", "train_binary", "train_multiclass", "evaluate", "infer")
 UP_TO_DATE = "Data and pipelines are up to date"
@@ -56,7 +56,7 @@ def test_dvc_repro_from_a_fresh_clone_runs_every_stage_then_nothing_then_pushes(
     assert las == sorted(project / "data" / "digitized" / name for name in written["las"])
     # Independently of the validation: the sample's scans less its two broken ones by design.
     scans = [p for p in (project / "data" / "raw").iterdir() if p.suffix in (".tif", ".tiff")]
-    sound = sorted(p.stem for p in scans if p.name not in (TRUNCATED_NAME, WIDE_NAME))
+    sound = sorted(p.stem for p in scans if p.name not in (TRUNCATED_NAME, PAGE_NAME))
     assert sorted(p.stem for p in las) == sound and len(sound) == len(VARIANTS)
 
     second = _dvc(project, "repro")

@@ -12,45 +12,60 @@ import pandera.pandas as pa
 import pytest
 import tifffile
 
-from veernet_pipeline.config import ValidateParams, load_settings
+from benchmarks.hostile import hostile_corpus
+from veernet_pipeline.config import IngestParams, Settings, ValidateParams, load_settings
 from veernet_pipeline.io import tiff
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, image_statistics, ingest_archive, read_manifest
+from veernet_pipeline.io.manifest import STATE_FILE
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.validation.expectations import run_expectations
 from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
 from veernet_pipeline.validation.schema import manifest_schema
 from veernet_pipeline.validation.validate import validate_manifest
 
-EXTENSIONS = [".tif", ".tiff"]
 CALIBRATION = {
     "depth": {"top": 1000.0, "bottom": 1250.0, "unit": "FT"},
     "curves": [{"mnemonic": "GR", "unit": "GAPI", "top_value": 0.0, "bottom_value": 150.0, "scale": "linear"}],
     "well": {"WELL": "TEST 1"},
 }
 # File -> the quarantine reason it must get ("" = validated). Bounds of the test profile:
-# width 320-640, height 96-128, bits 1/8/16, one page.
+# width from 256, height 96-256, bits 1/2/4/8/12/16/32/64, one page; 250,000,000 px at most.
 EXPECTED = {
     "good_zlib.tif": "",
     "tranche/portrait_lzw.TIFF": "",
     "tranche/bilevel_packbits.tif": "",
     "deep_zstd.tif": "",
     "rgb.tif": "",
+    "float.tif": "",
     "good_zlib_copy.tif": ReasonCode.DUPLICATE,
-    "wide.tif": ReasonCode.WIDTH_OUT_OF_RANGE,
+    "narrow.tif": ReasonCode.WIDTH_OUT_OF_RANGE,
     "short.tif": ReasonCode.HEIGHT_OUT_OF_RANGE,
-    "thirty_two_bit.tif": ReasonCode.BITS_UNSUPPORTED,
+    "ten_bit.tif": ReasonCode.BITS_UNSUPPORTED,
     "two_pages.tif": ReasonCode.TOO_MANY_PAGES,
     "bad_sidecar.tif": ReasonCode.BAD_CALIBRATION,
     "broken_truncated.tif": ReasonCode.TRUNCATED,
     "not_a_scan.TIF": ReasonCode.UNREADABLE,
-    "float.tif": ReasonCode.UNSUPPORTED,
+    "lab.tif": ReasonCode.UNSUPPORTED,
+    "crafted_bomb_g4.tif": ReasonCode.TOO_LARGE,
 }
+# Within the bounds but never decoded: their headers decided (ingest reads them, validation rejects them).
+DECLINED = ("narrow.tif", "short.tif", "ten_bit.tif", "two_pages.tif")
 
 
 @pytest.fixture(scope="module")
-def params() -> ValidateParams:
-    return load_settings(Path(__file__).parents[2] / "params.yaml", profile="test").validate_
+def settings() -> Settings:
+    return load_settings(Path(__file__).parents[2] / "params.yaml", profile="test")
+
+
+@pytest.fixture(scope="module")
+def params(settings: Settings) -> ValidateParams:
+    return settings.validate_
+
+
+@pytest.fixture(scope="module")
+def ingest(settings: Settings) -> IngestParams:
+    return settings.ingest
 
 
 def _scan(height: int, width: int, seed: int) -> np.ndarray:
@@ -74,9 +89,9 @@ def _build_archive(raw: Path) -> None:
     Calibration.from_dict(CALIBRATION).write(raw / "tranche" / "tranche.calib.json")
     write_tiff(raw / "deep_zstd.tif", _scan(128, 640, 4).astype(np.uint16) * 257, compression="zstd")
     write_tiff(raw / "rgb.tif", np.stack([_scan(100, 350, 5)] * 3, axis=-1), photometric="rgb")
-    write_tiff(raw / "wide.tif", _scan(100, 900, 6))
+    write_tiff(raw / "narrow.tif", _scan(100, 200, 6))
     write_tiff(raw / "short.tif", _scan(40, 400, 7))
-    write_tiff(raw / "thirty_two_bit.tif", _scan(100, 400, 8).astype(np.uint32) * 16843009)
+    tifffile.imwrite(raw / "ten_bit.tif", _scan(100, 400, 8).astype(np.uint16) * 4, bitspersample=10)
     write_tiff(raw / "two_pages.tif", np.stack([_scan(100, 400, 9), _scan(100, 400, 10)]))
     write_tiff(raw / "bad_sidecar.tif", _scan(100, 400, 11))
     (raw / "bad_sidecar.tif.calib.json").write_text('{"depth": {"top": 5, "bottom": 5}, "curves": []}')
@@ -85,16 +100,21 @@ def _build_archive(raw: Path) -> None:
     (raw / "whole.tif").unlink()
     (raw / "broken_truncated.tif").write_bytes(data[: len(data) // 3])
     (raw / "not_a_scan.TIF").write_text("scanned by hand, saved as text\n")
-    write_tiff(raw / "float.tif", _scan(100, 400, 13).astype(np.float32))
+    write_tiff(raw / "float.tif", _scan(100, 400, 13).astype(np.float32) / 255)
+    tifffile.imwrite(raw / "lab.tif", np.stack([_scan(100, 400, 14)] * 3, axis=-1), photometric="cielab")
+    # A header promising 100,000 x 100,000 px in a few hundred bytes: one crafted kind of the hostile corpus.
+    corpus = raw.parent / "corpus"
+    hostile_corpus(corpus, seed=0, n_fuzz=0)
+    shutil.copy(corpus / "crafted_bomb_g4.tif", raw / "crafted_bomb_g4.tif")
     (raw / "notes.txt").write_text("not matched by the extensions")
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory: pytest.TempPathFactory, params: ValidateParams) -> dict:
+def archive(tmp_path_factory: pytest.TempPathFactory, params: ValidateParams, ingest: IngestParams) -> dict:
     root = tmp_path_factory.mktemp("archive")
     raw, ingested, validated = root / "raw", root / "ingested", root / "validated"
     _build_archive(raw)
-    ingest_counts = ingest_archive(raw, ingested, EXTENSIONS)
+    ingest_counts = ingest_archive(raw, ingested, ingest, params)
     counts = validate_manifest(ingested, validated, params)
     return {"root": root, "raw": raw, "ingested": ingested, "validated": validated,
             "ingest_counts": ingest_counts, "counts": counts}
@@ -105,10 +125,15 @@ def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
     assert raw_dir == archive["raw"].resolve()
     assert tuple(manifest.columns) == MANIFEST_COLUMNS
     assert manifest["path"].tolist() == sorted(EXPECTED)
-    assert archive["ingest_counts"] == {"files": 14, "decoded": 11, "errors": 3}
+    assert archive["ingest_counts"] == {"files": 16, "decoded": 8, "errors": 4, "read": 16, "reused": 0}
     by_path = manifest.set_index("path")
     errors = by_path.loc[by_path["error_code"] != "", "error_code"].to_dict()
-    assert errors == {"broken_truncated.tif": "truncated", "float.tif": "unsupported", "not_a_scan.TIF": "unreadable"}
+    assert errors == {"broken_truncated.tif": "truncated", "lab.tif": "unsupported", "not_a_scan.TIF": "unreadable",
+                      "crafted_bomb_g4.tif": "too_large"}
+    # The header decided: read, sized, not decoded.
+    for name in DECLINED:
+        assert by_path.loc[name, "decoded"] == "" and by_path.loc[name, "width"] > 0, name
+    assert by_path.loc["ten_bit.tif", "bits"] == 10 and by_path.loc["two_pages.tif", "pages"] == 2
     for name, row in by_path[by_path["error_code"] != ""].iterrows():
         assert row["error_message"].startswith(f"{name}: ")
         assert row["decoded"] == ""
@@ -117,7 +142,7 @@ def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
     assert (portrait["width"], portrait["height"], portrait["rotated"]) == (500, 110, True)
     assert portrait["calibration"] == "tranche/tranche.calib.json"
     assert by_path.loc["good_zlib.tif", "calibration"] == "good_zlib.tif.calib.json"
-    assert by_path.loc["wide.tif", "calibration"] == ""
+    assert by_path.loc["narrow.tif", "calibration"] == ""
     assert by_path.loc["deep_zstd.tif", "bits"] == 16 and by_path.loc["deep_zstd.tif", "compression"] == "zstd"
     assert by_path.loc["tranche/bilevel_packbits.tif", "photometric"] == "miniswhite"
     assert by_path.loc["good_zlib.tif", "decoded"] == by_path.loc["good_zlib_copy.tif", "decoded"]
@@ -126,7 +151,7 @@ def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
 def test_decoded_scans_are_landscape_uint8(archive: dict) -> None:
     manifest, _ = read_manifest(archive["ingested"])
     decoded = manifest[manifest["decoded"] != ""]
-    assert len(set(decoded["decoded"])) == 10  # the copy shares its original's decoded file
+    assert len(set(decoded["decoded"])) == 7  # the copy shares its original's decoded file
     for row in decoded.itertuples():
         image = tiff.decode_scan(archive["ingested"] / row.decoded)
         assert image.shape == (row.height, row.width)
@@ -150,7 +175,8 @@ def test_image_statistics_by_hand() -> None:
         image_statistics(image.astype(np.uint16))
 
 
-def test_ingest_records_pixel_statistics_of_decoded_scans(archive: dict, tmp_path: Path) -> None:
+def test_ingest_records_pixel_statistics_of_decoded_scans(archive: dict, tmp_path: Path, ingest: IngestParams,
+                                                          params: ValidateParams) -> None:
     manifest, _ = read_manifest(archive["ingested"])
     for row in manifest.itertuples():
         if not row.decoded:
@@ -162,19 +188,20 @@ def test_ingest_records_pixel_statistics_of_decoded_scans(archive: dict, tmp_pat
     # _scan draws one ink pixel per column on white paper: ink share 1 / height.
     good = manifest.set_index("path").loc["good_zlib.tif"]
     assert (good["paper_level"], good["ink_share"]) == (255.0, 1 / 100)
-    # A manifest from before the statistics existed: ingest decodes its scans again to fill them.
+    # Without ingest's memory of the files (files.parquet), every file is read again, to the same manifest.
     shutil.copytree(archive["ingested"], tmp_path / "ingested")
-    manifest.drop(columns=["paper_level", "ink_share"]).to_parquet(tmp_path / "ingested" / "manifest.parquet")
-    ingest_archive(archive["raw"], tmp_path / "ingested", EXTENSIONS)
+    (tmp_path / "ingested" / STATE_FILE).unlink()
+    assert ingest_archive(archive["raw"], tmp_path / "ingested", ingest, params)["read"] == len(EXPECTED)
     again, _ = read_manifest(tmp_path / "ingested")
     pd.testing.assert_frame_equal(again, manifest)
 
 
-def test_ingest_is_idempotent(archive: dict, tmp_path: Path) -> None:
+def test_ingest_is_idempotent(archive: dict, ingest: IngestParams, params: ValidateParams) -> None:
     scans = archive["ingested"] / "scans"
     stamps = {p.name: p.stat().st_mtime_ns for p in scans.iterdir()}
     before = pd.read_parquet(archive["ingested"] / "manifest.parquet")
-    assert ingest_archive(archive["raw"], archive["ingested"], EXTENSIONS) == archive["ingest_counts"]
+    again = ingest_archive(archive["raw"], archive["ingested"], ingest, params)
+    assert again == {**archive["ingest_counts"], "read": 0, "reused": len(EXPECTED)}
     assert {p.name: p.stat().st_mtime_ns for p in scans.iterdir()} == stamps
     pd.testing.assert_frame_equal(pd.read_parquet(archive["ingested"] / "manifest.parquet"), before)
 
@@ -182,7 +209,7 @@ def test_ingest_is_idempotent(archive: dict, tmp_path: Path) -> None:
 def test_validation_counts_and_reasons(archive: dict) -> None:
     counts = archive["counts"]
     assert counts["files"] == len(EXPECTED) == counts["validated"] + counts["quarantined"]
-    assert counts["validated"] == 5
+    assert counts["validated"] == 6
     validated = pd.read_parquet(archive["validated"] / "validated.parquet")
     quarantine = pd.read_parquet(archive["validated"] / "quarantine.parquet")
     assert tuple(validated.columns) == MANIFEST_COLUMNS
@@ -190,14 +217,16 @@ def test_validation_counts_and_reasons(archive: dict) -> None:
     assert sorted(validated["path"]) == sorted(k for k, v in EXPECTED.items() if not v)
     assert quarantine.set_index("path")["reason_code"].to_dict() == {k: str(v) for k, v in EXPECTED.items() if v}
     for code in ReasonCode:
-        assert counts["by_reason"][str(code)] == 1
+        assert counts["by_reason"][str(code)] == sum(v == code for v in EXPECTED.values()), code
     reason = quarantine.set_index("path")["reason"]
-    assert reason["wide.tif"].startswith("wide.tif: width 900 px is outside 320-640")
-    assert reason["short.tif"].startswith("short.tif: height 40 px is outside 96-128")
-    assert reason["thirty_two_bit.tif"].startswith("thirty_two_bit.tif: bits 32 is not one of 1, 8, 16")
+    assert reason["narrow.tif"].startswith("narrow.tif: width 200 px is below 256")
+    assert reason["short.tif"].startswith("short.tif: height 40 px is outside 96-256")
+    assert reason["ten_bit.tif"].startswith("ten_bit.tif: bits 10 is not one of 1, 2, 4, 8, 12, 16, 32, 64")
+    assert "100,000 x 100,000 px" in reason["crafted_bomb_g4.tif"]
     assert reason["two_pages.tif"].startswith("two_pages.tif: pages 2 is outside 1-1")
     assert reason["bad_sidecar.tif"].startswith(
-        "bad_sidecar.tif: sidecar bad_sidecar.tif.calib.json is unusable (calibration lists no curves)")
+        "bad_sidecar.tif: sidecar bad_sidecar.tif.calib.json is unusable (depth: top and bottom are both 5.0; "
+        "give the depths of the image's two edges; curves: empty; list at least one curve)")
     assert not any(str(archive["root"]) in text for text in reason)  # outputs do not depend on the machine
     assert "good_zlib.tif, which is kept" in reason["good_zlib_copy.tif"]
     assert reason["broken_truncated.tif"].startswith("broken_truncated.tif: file is")
@@ -207,9 +236,10 @@ def test_report_holds_counts_and_gx_result_matching_pandera(archive: dict, param
     report = json.loads((archive["validated"] / "report.json").read_text())
     assert report["files"] == report["validated"] + report["quarantined"]
     gx = report["great_expectations"]
-    assert gx["success"] is False and gx["rows"] == 11  # the scans ingest could read
+    assert gx["success"] is False and gx["rows"] == 12  # the scans whose headers ingest could read
     by_column = {e["column"]: e for e in gx["expectations"]}
-    assert by_column["width"]["bound"] == {"min_value": params.width.min, "max_value": params.width.max}
+    assert params.width.max is None  # inference reads any length: no upper bound
+    assert by_column["width"]["bound"] == {"min_value": params.width.min}
     assert by_column["height"]["bound"] == {"min_value": params.height.min, "max_value": params.height.max}
     assert by_column["bits"]["bound"] == {"value_set": params.bits}
     assert by_column["pages"]["bound"] == {"min_value": 1, "max_value": params.max_pages}
@@ -218,6 +248,22 @@ def test_report_holds_counts_and_gx_result_matching_pandera(archive: dict, param
         flagged = sorted(quarantine.loc[quarantine["reason_code"] == entry["reason_code"], "path"])
         assert entry["unexpected_paths"] == flagged, column
         assert entry["unexpected_count"] == len(flagged)
+
+
+def test_validation_writes_great_expectations_data_docs(archive: dict) -> None:
+    docs = archive["validated"] / "data_docs"
+    report = json.loads((archive["validated"] / "report.json").read_text())
+    assert report["great_expectations"]["data_docs"] == "data_docs/index.html"
+    index = (docs / "index.html").read_text()
+    assert "veernet_scan_layout" in index
+    pages = sorted((docs / "validations" / "veernet_scan_layout").rglob("*.html"))
+    assert len(pages) == 1  # one validation run so far, rendered with the bound each scan missed
+    page = pages[0].read_text()
+    assert "expect_column_values_to_be_between" in page.replace("-", "_") or "values must be" in page
+    assert "height" in page and "pages" in page
+    # The GX project stays inside the validated folder; nothing is written beside it.
+    assert sorted(p.name for p in archive["validated"].iterdir()) == [
+        "data_docs", "gx", "quarantine.parquet", "report.json", "validated.parquet"]
 
 
 def test_run_expectations_on_an_accepted_frame(archive: dict, params: ValidateParams) -> None:
@@ -240,21 +286,40 @@ def test_schema_uses_the_same_bounds(archive: dict, params: ValidateParams) -> N
     assert set(err.value.failure_cases["column"]) == {"height"}
 
 
-def test_reason_codes_cover_tiff_error_codes() -> None:
-    assert {tiff.UNREADABLE, tiff.TRUNCATED, tiff.UNSUPPORTED} <= {str(c) for c in ReasonCode}
-    assert len(ReasonCode) == 9
+def test_reason_codes_cover_ingest_error_codes() -> None:
+    assert {tiff.UNREADABLE, tiff.TRUNCATED, tiff.UNSUPPORTED, tiff.TOO_LARGE, "decode_crashed", "decode_timeout",
+            "ingest_error"} <= {str(c) for c in ReasonCode}
+    assert len(ReasonCode) == 14
 
 
-def test_empty_archive(tmp_path: Path, params: ValidateParams) -> None:
+def test_runbook_lists_every_reason_code() -> None:
+    runbook = (Path(__file__).parents[2] / "docs" / "runbooks" / "quarantine.md").read_text()
+    missing = [str(code) for code in ReasonCode if f"`{code}`" not in runbook]
+    assert not missing, f"docs/runbooks/quarantine.md does not explain {missing}"
+
+
+def test_rows_within_bounds_that_ingest_did_not_decode(archive: dict, tmp_path: Path) -> None:
+    # Validate with wider bounds than ingest ran with: the narrow scan now fits, but has no decoded copy.
+    wider = load_settings(Path(__file__).parents[2] / "params.yaml", profile="test",
+                          overrides=["validate.width.min=100"]).validate_
+    counts = validate_manifest(archive["ingested"], tmp_path / "validated", wider)
+    assert counts["by_reason"]["not_decoded"] == 1
+    quarantine = pd.read_parquet(tmp_path / "validated" / "quarantine.parquet").set_index("path")
+    assert quarantine.loc["narrow.tif", "reason"].endswith("run the ingest stage again")
+
+
+def test_empty_archive(tmp_path: Path, params: ValidateParams, ingest: IngestParams) -> None:
     (tmp_path / "raw").mkdir()
-    assert ingest_archive(tmp_path / "raw", tmp_path / "ing", EXTENSIONS) == {"files": 0, "decoded": 0, "errors": 0}
+    assert ingest_archive(tmp_path / "raw", tmp_path / "ing", ingest, params) == {
+        "files": 0, "decoded": 0, "errors": 0, "read": 0, "reused": 0}
     counts = validate_manifest(tmp_path / "ing", tmp_path / "val", params)
     assert (counts["files"], counts["validated"], counts["quarantined"]) == (0, 0, 0)
     assert pd.read_parquet(tmp_path / "val" / "quarantine.parquet").empty
 
 
-def test_missing_archive_and_manifest_name_the_folder(tmp_path: Path, params: ValidateParams) -> None:
+def test_missing_archive_and_manifest_name_the_folder(tmp_path: Path, params: ValidateParams,
+                                                      ingest: IngestParams) -> None:
     with pytest.raises(FileNotFoundError, match="paths.raw"):
-        ingest_archive(tmp_path / "nowhere", tmp_path / "ing", EXTENSIONS)
+        ingest_archive(tmp_path / "nowhere", tmp_path / "ing", ingest, params)
     with pytest.raises(FileNotFoundError, match="run the ingest stage"):
         validate_manifest(tmp_path / "ing", tmp_path / "val", params)

@@ -28,9 +28,9 @@ def test_closure_of_a_leaf_module_is_it_and_its_packages() -> None:
 def test_closure_follows_imports_inside_functions_and_from_package_imports() -> None:
     # quality.scans imports quality.content only inside a function, and validation.schema is reached
     # from there (through validation.expectations); validation/quarantine.py does `from
-    # veernet_pipeline.io import tiff`, which imports the submodule io/tiff.py.
+    # veernet_pipeline.io import scan_errors`, which imports the submodule io/scan_errors.py.
     assert "veernet_pipeline/validation/schema.py" in names(import_closure(["veernet_pipeline.quality"]))
-    assert "veernet_pipeline/io/tiff.py" in names(import_closure(["veernet_pipeline.validation.quarantine"]))
+    assert "veernet_pipeline/io/scan_errors.py" in names(import_closure(["veernet_pipeline.validation.quarantine"]))
     with pytest.raises(ModuleNotFoundError, match="not a module of veernet_pipeline"):
         import_closure(["veernet_pipeline.no_such_module"])
 

@@ -2,7 +2,7 @@
 
 The sample archive (`synthetic.sample`) holds, by its design, four valid scans (`sample_00_zlib.tif`
 with a sidecar, ...) and two that validation quarantines (`broken_truncated.tif`,
-`wide_out_of_range.tiff`). Each failing case changes a copy of that project the way an archive or
+`whole_page_portrait.tif`). Each failing case changes a copy of that project the way an archive or
 a disk goes wrong, then runs the Dagster check itself.
 """
 
@@ -32,7 +32,7 @@ from tests.conftest import (
 )
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.io.tiff import write_tiff
-from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, WIDE_NAME, build_sample_archive
+from veernet_pipeline.synthetic.sample import PAGE_NAME, TRUNCATED_NAME, build_sample_archive
 
 FIRST = SAMPLE_VALID[0]
 
@@ -77,7 +77,7 @@ def _duplicate_first_validated_row(settings: Settings) -> None:
 
 
 def _lose_a_quarantine_row(settings: Settings) -> None:
-    _rewrite(settings, "quarantine.parquet", lambda frame: frame[frame["path"] != WIDE_NAME])
+    _rewrite(settings, "quarantine.parquet", lambda frame: frame[frame["path"] != PAGE_NAME])
 
 
 def _remove_a_raw_file(settings: Settings) -> None:
@@ -86,7 +86,7 @@ def _remove_a_raw_file(settings: Settings) -> None:
 
 @pytest.mark.parametrize(("damage", "problem", "names"), [
     (_add_scan_after_ingest, "archive_files_in_neither_table", ["late/added_after_ingest.TIF"]),
-    (_lose_a_quarantine_row, "archive_files_in_neither_table", [WIDE_NAME]),
+    (_lose_a_quarantine_row, "archive_files_in_neither_table", [PAGE_NAME]),
     (_duplicate_first_validated_row, "rows_listed_twice", [FIRST]),
     (_remove_a_raw_file, "rows_whose_file_left_the_archive", [TRUNCATED_NAME]),
 ])
@@ -225,11 +225,11 @@ def test_validated_scans_expectations_fail_on_negative_blank_and_black_pages(tmp
 def test_quarantine_warns_with_counts_by_reason_and_passes_once_empty(sample: Settings, tmp_path: Path) -> None:
     passed, severity, description, metadata = run_check(quarantine_is_empty, sample)
     assert not passed and severity == "WARN" and description == "2 scans in quarantine"
-    assert metadata == {"quarantined": 2, "by_reason": {"truncated": 1, "width_out_of_range": 1},
-                        "files": [TRUNCATED_NAME, WIDE_NAME]}
+    assert metadata == {"quarantined": 2, "by_reason": {"truncated": 1, "height_out_of_range": 1},
+                        "files": [TRUNCATED_NAME, PAGE_NAME]}
 
     project = copy_project(sample, tmp_path / "project")
-    for name in (TRUNCATED_NAME, WIDE_NAME, f"{WIDE_NAME}.calib.json"):
+    for name in (TRUNCATED_NAME, PAGE_NAME):
         (project.path("raw") / name).unlink()
     ingest_and_validate(project)
     passed, _, description, metadata = run_check(quarantine_is_empty, project)

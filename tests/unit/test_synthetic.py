@@ -28,7 +28,7 @@ from veernet_pipeline.synthetic.dataset import (
     wells_by_split,
 )
 from veernet_pipeline.synthetic.render import render_instance
-from veernet_pipeline.synthetic.sample import TRUNCATED_NAME, WIDE_NAME, build_sample_archive
+from veernet_pipeline.synthetic.sample import PAGE_NAME, TRUNCATED_NAME, build_sample_archive
 from veernet_pipeline.synthetic.scales import choose_scale
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
@@ -182,9 +182,9 @@ def test_build_sample_archive_writes_valid_and_broken_scans(tmp_path: Path) -> N
     bounds = settings.validate_
     written = build_sample_archive(tmp_path / "raw", settings)
     scans = [p for p in written if p.suffix.lower() in (".tif", ".tiff")]
-    assert {TRUNCATED_NAME, WIDE_NAME} <= {p.name for p in scans}
+    assert {TRUNCATED_NAME, PAGE_NAME} <= {p.name for p in scans}
     sidecars = {p.name for p in written if p.name.endswith(".calib.json")}
-    valid = [p for p in scans if p.name not in (TRUNCATED_NAME, WIDE_NAME)]
+    valid = [p for p in scans if p.name not in (TRUNCATED_NAME, PAGE_NAME)]
     assert len(valid) == 4
     headers = {p.name: read_header(p) for p in valid}
     assert {h.compression for h in headers.values()} >= {"lzw", "packbits"}
@@ -193,9 +193,11 @@ def test_build_sample_archive_writes_valid_and_broken_scans(tmp_path: Path) -> N
     assert sum(p.name + ".calib.json" not in sidecars for p in valid) == 1
     for path in valid:
         height, width = decode_scan(path).shape
-        assert bounds.width.min <= width <= bounds.width.max and bounds.height.min <= height <= bounds.height.max
+        assert width >= bounds.width.min and bounds.height.min <= height <= bounds.height.max
     with pytest.raises(ScanReadError) as caught:
         decode_scan(tmp_path / "raw" / TRUNCATED_NAME)
     assert caught.value.code == "truncated"
-    assert read_header(tmp_path / "raw" / WIDE_NAME).width > bounds.width.max
+    # A whole page, stored portrait: taller across the value axis than one track may be.
+    page = read_header(tmp_path / "raw" / PAGE_NAME)
+    assert page.rotated and page.landscape_height > bounds.height.max and PAGE_NAME + ".calib.json" not in sidecars
     assert build_sample_archive(tmp_path / "raw", settings) == []

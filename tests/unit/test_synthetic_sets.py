@@ -100,7 +100,7 @@ def test_candidate_verdicts_known_by_construction(tmp_path: Path) -> None:
 
     flat = replace(clean.calibration, depth_bottom=clean.calibration.depth_top)
     verdict = check_candidate("000004", replace(clean, calibration=flat), bounds)
-    assert verdict.reason_code == "bad_calibration" and "depth top and bottom are both" in verdict.reason
+    assert verdict.reason_code == "bad_calibration" and "depth: top and bottom are both" in verdict.reason
 
 
 def test_label_rule_rejects_hidden_and_invisible_curves() -> None:
@@ -175,8 +175,8 @@ def test_archive_sizes_come_from_the_validated_scans(tmp_path: Path) -> None:
                          "synthesize.multiclass_generated=12")
     with pytest.raises(FileNotFoundError, match="validated.parquet is missing.*size_source"):
         synthesize_sets(settings)
-    # Two sizes inside the validate bounds, one wider than them (an archive scan may be).
-    sizes = pd.DataFrame({"height": [100, 128, 110], "width": [352, 600, 700]})
+    # Two sizes inside the validate bounds, one taller than them (an archive scan may be).
+    sizes = pd.DataFrame({"height": [100, 128, 300], "width": [352, 600, 500]})
     settings.path("validated").mkdir(parents=True)
     sizes.to_parquet(settings.path("validated") / "validated.parquet")
     synthesize_sets(settings)
@@ -190,7 +190,7 @@ def test_archive_sizes_come_from_the_validated_scans(tmp_path: Path) -> None:
             assert tifffile.imread(set_dir / row.image).shape == (row.height, row.width)
     assert drawn <= allowed and len(drawn) > 1
     rejected = pd.read_parquet(settings.path("synthetic") / "multiclass" / REJECTIONS_FILE)
-    assert set(rejected.width) == {700} and set(rejected.reason_code) == {"width_out_of_range"}
+    assert set(rejected.height) == {300} and set(rejected.reason_code) == {"height_out_of_range"}
     table = sizes.to_numpy()
     assert {draw_size(7, i, table) for i in range(200)} == allowed
     assert draw_size(7, 3, table) == draw_size(7, 3, table) and draw_size(7, 3, None) is None

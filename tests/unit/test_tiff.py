@@ -30,7 +30,7 @@ def test_compressions_round_trip(tmp_path: Path, compression: str, tag: str) -> 
     write_tiff(path, image, compression=compression)
     header = read_header(path)
     assert header == TiffHeader(width=160, height=48, bits=8, samples=1, dtype="uint8", photometric="minisblack",
-                                compression=tag, pages=1)
+                                compression=tag, pages=1, page=0)
     np.testing.assert_array_equal(decode_scan(path), image)
 
 
@@ -95,8 +95,19 @@ def test_portrait_is_rotated_so_depth_runs_left_to_right(tmp_path: Path) -> None
 def test_multipage_reports_pages_and_decodes_first(tmp_path: Path) -> None:
     image = _scan()
     tifffile.imwrite(tmp_path / "multi.tif", np.stack([image, 255 - image]), photometric="minisblack")
-    assert read_header(tmp_path / "multi.tif").pages == 2
+    assert (read_header(tmp_path / "multi.tif").pages, read_header(tmp_path / "multi.tif").page) == (2, 0)
     np.testing.assert_array_equal(decode_scan(tmp_path / "multi.tif"), image)
+
+
+def test_thumbnails_and_masks_are_not_pages(tmp_path: Path) -> None:
+    image = _scan()
+    with tifffile.TiffWriter(tmp_path / "preview_first.tif") as tif:
+        tif.write(np.zeros((12, 40), np.uint8), subfiletype=1)  # a reduced-resolution preview before the scan
+        tif.write(image)
+        tif.write(np.ones((48, 160), bool), subfiletype=4)  # a transparency mask
+    header = read_header(tmp_path / "preview_first.tif")
+    assert (header.pages, header.page, header.width, header.height) == (1, 1, 160, 48)
+    np.testing.assert_array_equal(decode_scan(tmp_path / "preview_first.tif"), image)
 
 
 def test_truncated_file_is_reported_by_header(tmp_path: Path) -> None:
@@ -143,13 +154,22 @@ def test_header_reads_tags_without_decoding_pixels(tmp_path: Path) -> None:
     assert "adobe_deflate" in err.value.message
 
 
-def test_float_samples_are_unsupported(tmp_path: Path) -> None:
-    tifffile.imwrite(tmp_path / "float.tif", np.ones((20, 40), dtype=np.float32))
-    header = read_header(tmp_path / "float.tif")
-    assert (header.bits, header.dtype) == (32, "float32")
+def test_unsupported_layouts_are_refused_from_the_header(tmp_path: Path) -> None:
+    tifffile.imwrite(tmp_path / "complex.tif", np.ones((20, 40), dtype=np.complex64))
+    tifffile.imwrite(tmp_path / "lab.tif", np.zeros((20, 40, 3), dtype=np.uint8), photometric="cielab")
+    for name, words in (("complex.tif", "complex64"), ("lab.tif", "photometric cielab")):
+        with pytest.raises(ScanReadError) as err:
+            decode_scan(tmp_path / name)
+        assert err.value.code == "unsupported" and words in err.value.message
+
+
+def test_pixel_budget_is_checked_before_decoding(tmp_path: Path) -> None:
+    write_tiff(tmp_path / "scan.tif", _scan(), compression="zlib")
+    assert decode_scan(tmp_path / "scan.tif", max_pixels=48 * 160).shape == (48, 160)
     with pytest.raises(ScanReadError) as err:
-        decode_scan(tmp_path / "float.tif")
-    assert err.value.code == "unsupported"
+        decode_scan(tmp_path / "scan.tif", max_pixels=48 * 160 - 1)
+    assert err.value.code == "too_large"
+    assert "160 x 48 px (7,680 px), over the budget of 7,679 (ingest.max_pixels)" in err.value.message
 
 
 def test_write_tiff_is_atomic_and_creates_folders(tmp_path: Path) -> None:

@@ -21,6 +21,9 @@ Two optional extensions (docs/synthetic-rendering.md); a sidecar without them re
   it re-enters from the opposite edge on a scale shifted by one track width (linear) or by the
   decades span (log). Beyond ``max_wraps`` (and always without a backup) it pegs at the edge.
   `row_to_value(rows, H, curve, wraps=k)` reads a value back from a row and its wrap count.
+- Line style, per curve: ``"style": "dashed"``, one of `io.classes.STYLES`, as the log header's
+  legend draws the curve. It tells the reader which class of ink is this curve's; a sidecar
+  naming no style keeps the seeds' convention (first curve solid, second broken).
 - Skew, top level: ``"skew": {"angle_deg": 0.4, "pivot_column": 6400.0}``. The track is drawn
   sheared: image row = track row + ``tan(angle) * (x - pivot_column)`` in column x (the depth axis is
   not sheared). `image_rows_to_track` undoes it.
@@ -36,15 +39,14 @@ from typing import Any, Literal
 import numpy as np
 
 from veernet_pipeline.io.atomic import write_text_atomic
+from veernet_pipeline.io.sidecar import SidecarError, parse_sidecar
 
 SIDECAR_SUFFIX = ".calib.json"
 TRANCHE_FILE = "tranche.calib.json"
-# Beyond this the scan is turned, not skewed; the renderer stays within 1 degree.
-MAX_SKEW_DEG = 45.0
 
 
 class CalibrationError(ValueError):
-    """A sidecar that cannot be used; the message names the file and the reason."""
+    """A sidecar that cannot be used; the message names the file, the field and the reason."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class CurveScale:
     bottom_value: float
     scale: Literal["linear", "log"] = "linear"
     backup_wraps: int = 0
+    style: str | None = None
 
     def _ends(self) -> tuple[float, float]:
         if self.scale == "log":
@@ -109,61 +112,48 @@ class Calibration:
         return cls(0.0, 0.0, "PX", curves, {}, calibrated=False)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> Calibration:
+    def from_dict(cls, data: Any, source: str = "<dict>") -> Calibration:
+        """A calibration from decoded sidecar JSON, checked field by field (`io.sidecar`).
+
+        Raises:
+            CalibrationError: ``<source>: <field>: <what is wrong>``, every problem found.
+        """
         try:
-            depth = data["depth"]
-            curves = tuple(
-                CurveScale(
-                    mnemonic=str(c["mnemonic"]),
-                    unit=str(c.get("unit", "")),
-                    top_value=float(c["top_value"]),
-                    bottom_value=float(c["bottom_value"]),
-                    scale=c.get("scale", "linear"),
-                    backup_wraps=_backup_wraps(c.get("backup"), str(c["mnemonic"]), source),
-                )
-                for c in data["curves"]
-            )
-            skew = data.get("skew") or {}
-            calib = cls(float(depth["top"]), float(depth["bottom"]), str(depth.get("unit", "")), curves,
-                        {str(k): str(v) for k, v in (data.get("well") or {}).items()},
-                        skew_deg=float(skew.get("angle_deg", 0.0)), skew_pivot=float(skew.get("pivot_column", 0.0)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CalibrationError(f"{source}: malformed calibration ({exc!r})") from exc
-        calib.check(source)
-        return calib
+            sidecar = parse_sidecar(data)
+        except SidecarError as exc:
+            raise CalibrationError(f"{source}: {exc}") from exc
+        curves = tuple(CurveScale(c.mnemonic, c.unit, c.top_value, c.bottom_value, c.scale,
+                                  c.backup.max_wraps if c.backup else 0, c.style) for c in sidecar.curves)
+        skew = sidecar.skew
+        return cls(sidecar.depth.top, sidecar.depth.bottom, sidecar.depth.unit, curves, dict(sidecar.well),
+                   skew_deg=skew.angle_deg if skew else 0.0, skew_pivot=skew.pivot_column if skew else 0.0)
 
     @classmethod
     def from_file(cls, path: Path | str) -> Calibration:
+        """Read a sidecar; any problem (unreadable, not UTF-8, not JSON, a bad field) is a `CalibrationError`."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CalibrationError(f"{path}: unreadable calibration ({exc})") from exc
+            text = path.read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise CalibrationError(f"{path}: unreadable calibration ({exc.strerror or exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise CalibrationError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+                                   "save the sidecar as UTF-8") from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, "
+                                   f"column {exc.colno})") from exc
+        except RecursionError as exc:
+            raise CalibrationError(f"{path}: JSON nested too deeply to be a sidecar") from exc
         return cls.from_dict(data, source=str(path))
-
-    def check(self, source: str) -> None:
-        if not self.curves:
-            raise CalibrationError(f"{source}: calibration lists no curves")
-        if self.depth_top == self.depth_bottom:
-            raise CalibrationError(f"{source}: depth top and bottom are both {self.depth_top}")
-        for c in self.curves:
-            if c.scale not in ("linear", "log"):
-                raise CalibrationError(f"{source}: curve {c.mnemonic} has scale {c.scale!r}, not linear or log")
-            if c.top_value == c.bottom_value:
-                raise CalibrationError(f"{source}: curve {c.mnemonic} has equal top and bottom values")
-            if c.scale == "log" and min(c.top_value, c.bottom_value) <= 0:
-                raise CalibrationError(f"{source}: log curve {c.mnemonic} needs positive top and bottom values")
-            if c.backup_wraps < 0:
-                raise CalibrationError(f"{source}: curve {c.mnemonic} has backup max_wraps {c.backup_wraps}; "
-                                       "use 0 or more")
-        if not abs(self.skew_deg) < MAX_SKEW_DEG:
-            raise CalibrationError(f"{source}: skew angle_deg {self.skew_deg} is not below {MAX_SKEW_DEG}; "
-                                   "turn the scan by 90 degrees first")
 
     def to_dict(self) -> dict[str, Any]:
         curves = []
         for c in self.curves:
-            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k != "backup_wraps"}
+            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k not in ("backup_wraps", "style")}
+            if c.style is not None:
+                item["style"] = c.style
             if c.backup_wraps:
                 item["backup"] = {"mode": "wrap", "max_wraps": c.backup_wraps}
             curves.append(item)
@@ -228,12 +218,3 @@ def find_sidecar(scan: Path) -> Path | None:
         return own
     tranche = scan.parent / TRANCHE_FILE
     return tranche if tranche.is_file() else None
-
-
-def _backup_wraps(backup: Any, mnemonic: str, source: str) -> int:
-    if backup is None:
-        return 0
-    if not isinstance(backup, dict) or backup.get("mode") != "wrap":
-        raise CalibrationError(f"{source}: curve {mnemonic} has backup {backup!r}; "
-                               'write {"mode": "wrap", "max_wraps": 1} or leave it out')
-    return int(backup.get("max_wraps", 1))

@@ -1,63 +1,60 @@
 """Scan TIFFs: header inspection, decoding to one landscape 8-bit gray image, and atomic writing.
 
-A scan in the archive may be 1-bit CCITT, 8- or 16-bit gray, MINISWHITE, RGB or palette, and
-portrait or landscape. `decode_scan` turns any of them into the one image convention the pipeline
-uses: a 2-D ``uint8`` array (H, W) with ink dark (0) on light paper (255), the value axis down
-the rows and depth running left to right. Nothing is resized; portrait scans are rotated by
-90 degrees, which is lossless.
+A scan in the archive may be 1-bit CCITT G3/G4, LZW, Deflate, PackBits or JPEG compressed (new or
+old style), stripped or tiled, classic or BigTIFF, gray, MINISWHITE, RGB, YCbCr, CMYK or palette,
+of unsigned, signed or float samples, portrait or landscape. `decode_scan` turns any of them into
+the one image convention the pipeline uses: a 2-D ``uint8`` array (H, W) with ink dark (0) on
+light paper (255), the value axis down the rows and depth running left to right (`io.gray` maps
+the samples). Nothing is resized; portrait scans are rotated by 90 degrees, which is lossless.
 
-Failures raise `ScanReadError` with a short ``code`` that matches a quarantine reason code
-(``unreadable``, ``truncated``, ``unsupported``), so ingest can record it and move on.
+**What a page is.** A file's scan is its first full-resolution page. Reduced-resolution pages
+(thumbnails, previews: NewSubfileType bit 0) and transparency masks (bit 2) are not pages: many
+scanners write a preview after the image. ``pages`` counts the full-resolution pages; a file with
+more than one is several scans (or one log cut into sections, each with its own depths), which the
+``too_many_pages`` rule sets aside unless ``validate.max_pages`` allows it, and then only the first
+is read. Splitting such files keeps one file = one scan = one sidecar = one manifest row.
+
+Everything `read_header` needs comes from the tags: no pixel is decoded before the pixel budget
+(`check_budget`) and the decodability rule (`unsupported_reason`) have passed. Failures raise
+`ScanReadError` with a short ``code`` that matches a quarantine reason code.
 """
 
 from __future__ import annotations
 
-import logging
+import enum
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import tifffile
 
 from veernet_pipeline.io.atomic import atomic_path
+from veernet_pipeline.io.gray import Layout, to_gray
+from veernet_pipeline.io.scan_errors import (
+    TOO_LARGE,
+    TRUNCATED,
+    UNREADABLE,
+    UNSUPPORTED,
+    ScanReadError,
+    structure_failure,
+)
 
-logger = logging.getLogger(__name__)
+__all__ = ["TOO_LARGE", "TRUNCATED", "UNREADABLE", "UNSUPPORTED", "ScanReadError", "TiffHeader", "check_budget",
+           "decode_scan", "read_header", "unsupported_reason", "write_tiff"]
 
-# These strings equal the matching `validation.quarantine.ReasonCode` values; they are spelt out
-# here because the validation package imports io, not the other way round.
-UNREADABLE = "unreadable"
-TRUNCATED = "truncated"
-UNSUPPORTED = "unsupported"
-
-_CLASSIC_MAGIC = (b"II*\x00", b"MM\x00*")
-_BIG_MAGIC = (b"II+\x00", b"MM\x00+")
-# ITU-R BT.601 luma weights: the usual gray conversion for scanned paper.
-_LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
-
-
-class ScanReadError(Exception):
-    """A scan that cannot be read; ``str()`` names the file and the reason.
-
-    Attributes:
-        path: the file that failed.
-        code: ``unreadable``, ``truncated`` or ``unsupported``.
-        message: what is wrong and, where possible, how to fix the file.
-    """
-
-    def __init__(self, path: Path | str, code: str, message: str) -> None:
-        self.path = Path(path)
-        self.code = code
-        self.message = message
-        super().__init__(f"{self.path}: {message}")
+# Pages beyond this many directories are not examined: the count is then a lower bound, far past
+# any `validate.max_pages`.
+MAX_PAGES_COUNTED = 1024
+_DECODED_PHOTOMETRICS = ("minisblack", "miniswhite", "rgb", "ycbcr", "separated", "palette")
+_JPEG_COMPRESSIONS = ("jpeg", "ojpeg")
 
 
 @dataclass(frozen=True)
 class TiffHeader:
-    """The first page's layout, as stored (before any rotation to landscape)."""
+    """The scan page's layout, as stored (before any rotation to landscape)."""
 
     width: int
     height: int
@@ -66,7 +63,8 @@ class TiffHeader:
     dtype: str  # of one sample, from bits and sample format as tifffile maps them; "" when it maps none
     photometric: str
     compression: str
-    pages: int
+    pages: int  # full-resolution pages in the file
+    page: int = 0  # index of the scan page among the file's directories
 
     @property
     def rotated(self) -> bool:
@@ -83,44 +81,9 @@ class TiffHeader:
         """Height after rotation: the value axis."""
         return self.width if self.rotated else self.height
 
-
-def _ifd_end(fh: BinaryIO, magic: bytes, head: bytes) -> int:
-    """Byte just past the first image directory, from the raw header (no tifffile involved)."""
-    order = "<" if magic[:2] == b"II" else ">"
-    big = magic in _BIG_MAGIC
-    offset_fmt, count_fmt, entry_size = ("Q", "Q", 20) if big else ("I", "H", 12)
-    offset_at = 8 if big else 4
-    offset_bytes = head[offset_at:offset_at + struct.calcsize(offset_fmt)]
-    if len(offset_bytes) < struct.calcsize(offset_fmt):
-        return offset_at + struct.calcsize(offset_fmt)
-    first_ifd = struct.unpack(order + offset_fmt, offset_bytes)[0]
-    fh.seek(first_ifd)
-    count_bytes = fh.read(struct.calcsize(count_fmt))
-    if len(count_bytes) < struct.calcsize(count_fmt):
-        return first_ifd + struct.calcsize(count_fmt)
-    count = struct.unpack(order + count_fmt, count_bytes)[0]
-    return first_ifd + struct.calcsize(count_fmt) + count * entry_size + struct.calcsize(offset_fmt)
-
-
-def _structure_failure(path: Path, detail: str) -> ScanReadError:
-    """Tell a cut-off TIFF from a file that is not a TIFF at all, by its first bytes."""
-    size = path.stat().st_size
-    if size == 0:
-        return ScanReadError(path, UNREADABLE, "file is empty; copy it again from the source")
-    with path.open("rb") as fh:
-        head = fh.read(16)
-        magic = head[:4]
-        if magic not in _CLASSIC_MAGIC + _BIG_MAGIC:
-            return ScanReadError(
-                path, UNREADABLE, f"not a TIFF file (starts with {head[:8]!r}); re-export it as TIFF or remove it"
-            )
-        ifd_end = _ifd_end(fh, magic, head)
-    if ifd_end > size:
-        return ScanReadError(
-            path, TRUNCATED, f"file is {size} bytes but its first directory runs to byte {ifd_end}; "
-            "the copy is incomplete, copy it again from the source"
-        )
-    return ScanReadError(path, UNREADABLE, f"corrupted TIFF structure ({detail}); re-export the scan")
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
 
 
 @contextmanager
@@ -130,43 +93,76 @@ def _opened(path: Path) -> Iterator[tifffile.TiffFile]:
         tif = tifffile.TiffFile(path)
     except OSError as exc:
         raise ScanReadError(path, UNREADABLE, f"cannot open the file ({exc}); check it exists and is readable") from exc
-    except (ValueError, struct.error, IndexError, KeyError) as exc:
+    except (ValueError, struct.error, IndexError, KeyError, TypeError, OverflowError) as exc:
         # tifffile.TiffFileError is a ValueError; malformed tags surface as the others.
-        raise _structure_failure(path, str(exc)) from exc
+        raise structure_failure(path, str(exc)) from exc
     with tif:
         yield tif
 
 
-def _tag_name(value: object) -> str:
-    """tifffile gives enums for known tag values and plain ints for unknown ones."""
-    name = getattr(value, "name", None)
-    return name.lower() if isinstance(name, str) else f"code_{value}"
+def _tag_name(value: object, known: type[enum.IntEnum]) -> str:
+    """An enum member's lower-case name (tifffile gives plain ints for some known values too), else ``code_<n>``."""
+    try:
+        return known(int(value)).name.lower()
+    except (ValueError, TypeError):
+        return f"code_{value}"
 
 
-def _header(tif: tifffile.TiffFile, path: Path) -> TiffHeader:
-    """Read the first page's tags and check its image data lies inside the file."""
-    if len(tif.pages) == 0:
-        raise _structure_failure(path, "no image page")
-    page = tif.pages.first
+def _scan_page(tif: tifffile.TiffFile) -> tuple[tifffile.TiffPage, int, int]:
+    """(the scan page, its index, the number of full-resolution pages), per the module docstring."""
+    total = len(tif.pages)
+    if total == 0:
+        raise ValueError("no image page")
+    chosen: tuple[tifffile.TiffPage, int] | None = None
+    full = 0
+    for index in range(min(total, MAX_PAGES_COUNTED)):
+        page = tif.pages[index]
+        if not isinstance(page, tifffile.TiffPage) or page.is_reduced or page.is_mask:
+            continue
+        full += 1
+        chosen = chosen or (page, index)
+    if chosen is None:  # only previews: read the first of them rather than nothing
+        return tif.pages.first, 0, 1
+    return chosen[0], chosen[1], full + max(0, total - MAX_PAGES_COUNTED)
+
+
+def _check_data(page: tifffile.TiffPage, path: Path) -> None:
+    """The page's strips or tiles lie inside the file, and there are as many byte counts as offsets."""
+    offsets, counts = page.dataoffsets, page.databytecounts
+    if len(offsets) != len(counts):
+        raise ScanReadError(path, UNREADABLE, f"corrupted TIFF structure: {len(offsets)} strip or tile offsets but "
+                            f"{len(counts)} byte counts; re-export the scan")
     size = path.stat().st_size
-    data_end = max((o + c for o, c in zip(page.dataoffsets, page.databytecounts, strict=True)), default=0)
+    data_end = max((int(o) + int(c) for o, c in zip(offsets, counts, strict=True)), default=0)
     if data_end > size:
-        raise ScanReadError(
-            path, TRUNCATED, f"file is {size} bytes but its image data runs to byte {data_end}; "
-            "the copy is incomplete, copy it again from the source"
-        )
+        raise ScanReadError(path, TRUNCATED, f"file is {size} bytes but its image data runs to byte {data_end}; "
+                            "the copy is incomplete, copy it again from the source")
+
+
+def _header(tif: tifffile.TiffFile, path: Path) -> tuple[TiffHeader, tifffile.TiffPage]:
+    """Read the scan page's tags and check its image data lies inside the file."""
+    try:
+        page, index, pages = _scan_page(tif)
+    except (ValueError, struct.error, IndexError, KeyError, TypeError, OverflowError) as exc:
+        raise structure_failure(path, str(exc)) from exc
+    _check_data(page, path)
     if page.imagewidth == 0 or page.imagelength == 0:
-        raise ScanReadError(path, UNREADABLE, "first page has no pixels (width or height 0); re-export the scan")
-    return TiffHeader(
+        raise ScanReadError(path, UNREADABLE, "the scan page has no pixels (width or height 0); re-export the scan")
+    if page.photometric == tifffile.PHOTOMETRIC.PALETTE and page.colormap is None:
+        raise ScanReadError(path, UNREADABLE, "a palette page without a colormap; re-export the scan")
+    bits = page.bitspersample
+    header = TiffHeader(
         width=int(page.imagewidth),
         height=int(page.imagelength),
-        bits=int(page.bitspersample),
+        bits=int(bits if isinstance(bits, int) else max(bits)),
         samples=int(page.samplesperpixel),
         dtype="" if page.dtype is None else str(page.dtype),
-        photometric=_tag_name(page.photometric),
-        compression=_tag_name(page.compression),
-        pages=len(tif.pages),
+        photometric=_tag_name(page.photometric, tifffile.PHOTOMETRIC),
+        compression=_tag_name(page.compression, tifffile.COMPRESSION),
+        pages=pages,
+        page=index,
     )
+    return header, page
 
 
 def read_header(path: Path | str) -> TiffHeader:
@@ -176,59 +172,82 @@ def read_header(path: Path | str) -> TiffHeader:
         path: the TIFF file.
 
     Returns:
-        The first page's header, as stored (no rotation applied).
+        The scan page's header, as stored (no rotation applied).
 
     Raises:
         ScanReadError: the file is not a TIFF (``unreadable``) or is cut short (``truncated``).
     """
     path = Path(path)
     with _opened(path) as tif:
-        return _header(tif, path)
+        return _header(tif, path)[0]
 
 
-def _to_unit_gray(raw: np.ndarray, page: tifffile.TiffPage, header: TiffHeader, path: Path) -> np.ndarray:
-    """Any supported page layout -> float32 (H, W) in [0, 1], 0 = black ink, 1 = white paper."""
-    if "S" in page.axes and raw.ndim == 3:
-        raw = np.moveaxis(raw, page.axes.index("S"), -1)
-    if raw.dtype == np.bool_:
-        raw = raw.astype(np.uint8)
-    if raw.dtype.kind != "u":
-        raise ScanReadError(
-            path, UNSUPPORTED, f"samples of type {raw.dtype} are not decoded; re-save as unsigned 1-, 8- or 16-bit"
-        )
-    photometric = header.photometric
-    if photometric == "palette":
-        cmap = np.asarray(page.colormap, dtype=np.float32)
-        # Some writers put 8-bit entries in the 16-bit colormap field.
-        cmap /= 65535.0 if cmap.max() > 255 else 255.0
-        rgb = cmap[:, raw].transpose(1, 2, 0)
-        return rgb @ _LUMA
-    unit = raw.astype(np.float32) / float(2**header.bits - 1)
-    if photometric == "rgb" and unit.ndim == 3 and unit.shape[-1] >= 3:
-        gray = unit[..., :3] @ _LUMA
-    elif photometric in ("minisblack", "miniswhite"):
-        # Extra samples (alpha) follow the gray one; the gray one is all we need.
-        gray = unit[..., 0] if unit.ndim == 3 else unit
-        if photometric == "miniswhite":
-            gray = 1.0 - gray
-    else:
-        raise ScanReadError(
-            path, UNSUPPORTED, f"photometric {photometric} is not decoded; re-save the scan as grayscale or RGB"
-        )
-    if gray.ndim != 2:
-        raise ScanReadError(path, UNSUPPORTED, f"first page has shape {raw.shape}, not a 2-D image; re-save it")
-    return gray
+def check_budget(header: TiffHeader, path: Path | str, max_pixels: int) -> None:
+    """Raise ``too_large`` when the header promises more pixels than `max_pixels` (nothing is decoded).
+
+    Raises:
+        ScanReadError: code ``too_large``.
+    """
+    if header.pixels > max_pixels:
+        raise ScanReadError(path, TOO_LARGE, f"the header promises {header.width:,} x {header.height:,} px "
+                            f"({header.pixels:,} px), over the budget of {max_pixels:,} (ingest.max_pixels); "
+                            "cut the scan into tracks or pages, or raise ingest.max_pixels if it is genuine")
 
 
-def decode_scan(path: Path | str) -> np.ndarray:
-    """Decode a scan's first page to the pipeline's image convention.
+def _compression_code(name: str) -> int:
+    """`TiffHeader.compression` back to its tag value: ``lzw`` -> 5, ``code_34712`` -> 34712."""
+    return int(name.removeprefix("code_")) if name.startswith("code_") else int(tifffile.COMPRESSION[name.upper()])
 
-    Handles MINISWHITE, 1-bit, 16-bit (any unsigned depth), RGB and palette images. A portrait
-    scan (H > W) is rotated 90 degrees counter-clockwise with `np.rot90`, so depth, which runs
-    down a portrait scan, then runs left to right.
+
+def unsupported_reason(header: TiffHeader) -> str | None:
+    """Why a page cannot be decoded, from its header alone; None when it can."""
+    if _compression_code(header.compression) not in tifffile.TIFF.DECOMPRESSORS:
+        return f"compression {header.compression} has no decoder here; re-save the scan as LZW, Deflate or CCITT G4"
+    if header.photometric not in _DECODED_PHOTOMETRICS:
+        return f"photometric {header.photometric} is not decoded; re-save the scan as grayscale or RGB"
+    if header.photometric == "separated" and header.samples not in (1, 4, 5):
+        return f"a separated (CMYK) page of {header.samples} samples is not decoded; re-save it as RGB"
+    if not header.dtype or np.dtype(header.dtype).kind not in "buif":
+        return f"samples of type {header.dtype or 'unknown'} are not decoded; re-save as 1-, 8- or 16-bit gray"
+    return None
+
+
+def _decode_page(page: tifffile.TiffPage, header: TiffHeader, path: Path) -> np.ndarray:
+    """The page's samples as the codec returns them, sample axis last."""
+    try:
+        raw = page.asarray(maxworkers=1)  # one worker process per core already
+    except MemoryError as exc:
+        raise ScanReadError(path, TOO_LARGE, f"decoding {header.pixels:,} px needs more memory than this process "
+                            "may use (ingest.worker_memory_mb); lower ingest.max_pixels or raise the limit") from exc
+    except NotImplementedError as exc:
+        raise ScanReadError(path, UNSUPPORTED, f"the {header.compression} page uses a feature the decoder lacks "
+                            f"({exc}); re-save the scan as LZW or Deflate") from exc
+    except Exception as exc:
+        # Codec errors come from imagecodecs with many exception types; each one means the stored
+        # pixels cannot be decoded, which is a property of this file, not of the batch.
+        if header.compression == "ojpeg":
+            raise ScanReadError(path, UNSUPPORTED, f"old-style JPEG (compression 6) of a kind the codec cannot read "
+                                f"({exc}); re-save the scan as new-style JPEG, LZW or Deflate") from exc
+        raise ScanReadError(path, UNREADABLE, f"image data cannot be decoded (compression {header.compression}: "
+                            f"{exc}); re-export the scan") from exc
+    if raw.ndim == 3 and raw.shape[:2] != (header.height, header.width) and raw.shape[1:] == (header.height,
+                                                                                          header.width):
+        raw = np.moveaxis(raw, 0, -1)  # samples first (separate planes): put them last, as a view
+    if raw.ndim not in (2, 3) or raw.shape[:2] != (header.height, header.width):
+        raise ScanReadError(path, UNSUPPORTED, f"the scan page decodes to shape {raw.shape}, not one 2-D image of "
+                            f"{header.height} x {header.width} px; re-save it as a plain image")
+    return raw
+
+
+def decode_scan(path: Path | str, max_pixels: int | None = None) -> np.ndarray:
+    """Decode a scan's page to the pipeline's image convention.
+
+    A portrait scan (H > W) is rotated 90 degrees counter-clockwise with `np.rot90`, so depth,
+    which runs down a portrait scan, then runs left to right.
 
     Args:
         path: the TIFF file.
+        max_pixels: the pixel budget, checked from the header before decoding; None = no budget.
 
     Returns:
         ``uint8`` gray image, ink dark (0) on light (255).
@@ -237,25 +256,20 @@ def decode_scan(path: Path | str) -> np.ndarray:
         (H, W) landscape: H = value axis, W = depth axis, W >= H.
 
     Raises:
-        ScanReadError: ``unreadable``, ``truncated`` or ``unsupported`` (see the message).
+        ScanReadError: ``unreadable``, ``truncated``, ``unsupported`` or ``too_large`` (see the message).
     """
     path = Path(path)
     with _opened(path) as tif:
-        header = _header(tif, path)
-        page = tif.pages.first
-        try:
-            raw = page.asarray()
-        except MemoryError:
-            raise
-        except Exception as exc:
-            # Codec errors come from imagecodecs with many exception types; each one means the
-            # stored pixels cannot be decoded, which is a property of this file, not of the batch.
-            raise ScanReadError(
-                path, UNREADABLE, f"image data cannot be decoded (compression {header.compression}: {exc}); "
-                "re-export the scan"
-            ) from exc
-        gray = _to_unit_gray(raw, page, header, path)
-    image = np.rint(gray * 255.0).clip(0, 255).astype(np.uint8)
+        header, page = _header(tif, path)
+        if max_pixels is not None:
+            check_budget(header, path, max_pixels)
+        reason = unsupported_reason(header)
+        if reason:
+            raise ScanReadError(path, UNSUPPORTED, reason)
+        raw = _decode_page(page, header, path)
+        colormap = page.colormap if header.photometric == "palette" else None
+        layout = Layout(header.photometric, header.bits, colormap, header.compression in _JPEG_COMPRESSIONS)
+    image = to_gray(raw, layout)
     if header.rotated:
         image = np.rot90(image, k=1)
     return np.ascontiguousarray(image)

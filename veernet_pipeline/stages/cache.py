@@ -40,7 +40,8 @@ CLI_MODULE = "veernet_pipeline.cli"
 # The params.yaml sections each stage reads (`seed` is the top-level seed). dvc.yaml lists the same
 # ones, plus `profile` and `profiles`, which can change any section (a test keeps them equal).
 STAGE_PARAMS: dict[str, tuple[str, ...]] = {
-    "ingest": ("ingest",),
+    # The validate bounds decide which scans ingest decodes (nothing validation rejects is decoded).
+    "ingest": ("ingest", "validate"),
     "validate": ("validate",),
     "synthesize": ("seed", "synthesize", "validate"),
     "train_binary": ("seed", "model", "train_binary"),

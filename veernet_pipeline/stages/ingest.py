@@ -13,9 +13,10 @@ def ingest(settings: Settings) -> StageResult:
     raw, out = settings.path("raw"), settings.path("ingested")
 
     def work(_: str) -> StageResult:
-        counts = ingest_archive(raw, out, settings.ingest.extensions)
+        counts = ingest_archive(raw, out, settings.ingest, settings.validate_)
         return StageResult("ingest", counts=counts, paths={"manifest": str(out / MANIFEST_FILE)})
 
-    # The manifest names every decoded scan by its content hash, so it stands for them all.
+    # The manifest names every decoded scan by its content hash, so it stands for them all; files.parquet,
+    # ingest's memory of file mtimes, is not part of the output's identity.
     return run_cached("ingest", settings, [out], {"raw": folder_listing(raw)}, work,
                       lambda: files_version([out / MANIFEST_FILE]))

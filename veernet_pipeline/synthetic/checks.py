@@ -59,7 +59,7 @@ def manifest_row(name: str, image: np.ndarray, sidecar: str, sha256: str) -> dic
     height, width = image.shape
     return {"path": name, "sha256": sha256, "bytes": int(image.nbytes), "width": width, "height": height,
             "stored_width": width, "stored_height": height, "rotated": False, "bits": 8, "samples": 1,
-            "photometric": "minisblack", "compression": "zlib", "pages": 1, "decoded": name,
+            "photometric": "minisblack", "compression": "zlib", "pages": 1, "page": 0, "decoded": name,
             **image_statistics(image), "calibration": sidecar, "calibration_sha256": "",
             "error_code": "", "error_message": ""}
 

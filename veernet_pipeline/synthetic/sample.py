@@ -1,11 +1,14 @@
 """The embedded sample archive for `make demo` and the tests: a few scans as an operator would have them.
 
 Valid scans are rendered like training instances but from their own seed stream (so they never
-repeat a training instance) and sized within the validation bounds. They vary the way real archives
-do: compression (zlib, LZW, PackBits), one stored portrait (ingest must rotate it back), one stored
-1-bit MINISWHITE (ink = 1), and one without a sidecar (inference falls back to track units). Two
-broken files exercise quarantine: `broken_truncated.tif` (a TIFF cut in half: header intact, pixel
-data missing) and `wide_out_of_range.tiff` (a valid scan wider than the width bound).
+repeat a training instance) and sized like them (``synthesize.width/height``, which lie within the
+validation bounds). They vary the way real archives do: compression (zlib, LZW, PackBits), one
+stored portrait (ingest must rotate it back), one stored 1-bit MINISWHITE (ink = 1), and one without
+a sidecar (inference falls back to track units). Two files exercise quarantine:
+`broken_truncated.tif` (a TIFF cut in half: header intact, pixel data missing) and
+`whole_page_portrait.tif`, a portrait scan taller (across the value axis) than one track may be,
+as a whole-log page is: it is quarantined ``height_out_of_range`` with a message that points the
+operator at a page layout (`veernet layout`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import tifffile
 
-from veernet_pipeline.config import Range, Settings
+from veernet_pipeline.config import Settings
 from veernet_pipeline.io.atomic import write_bytes_atomic
 from veernet_pipeline.io.calibration import SIDECAR_SUFFIX
 from veernet_pipeline.io.tiff import write_tiff
@@ -35,9 +38,10 @@ VARIANTS = (
     ("lzw_nocalib", "lzw", "landscape", False),
 )
 TRUNCATED_NAME = "broken_truncated.tif"
-WIDE_NAME = "wide_out_of_range.tiff"
-# How far past the width bound the out-of-range scan goes (a multiple of 32, like real widths).
-WIDE_EXCESS_PX = 64
+PAGE_NAME = "whole_page_portrait.tif"
+# The page is this much taller than `validate.height.max` (1,280 px in the base params -> 1,664 px, the
+# width of a real 200-dpi whole-log page), rounded up to a multiple of 32.
+PAGE_HEIGHT_FACTOR = 1.3
 
 
 def _write_scan(path: Path, log: SyntheticLog, compression: str, layout: str, sidecar: bool) -> list[Path]:
@@ -60,7 +64,8 @@ def build_sample_archive(raw_dir: Path, settings: Settings, n_valid: int = 4) ->
 
     Args:
         raw_dir: the archive folder (created if missing).
-        settings: run settings; sizes come from `settings.validate_`, curves from `paths.las_source`.
+        settings: run settings; sizes come from `settings.synthesize` (the page's from `settings.validate_`),
+            curves from `paths.las_source`.
         n_valid: number of valid scans; the variants in `VARIANTS` are cycled.
 
     Returns:
@@ -71,8 +76,7 @@ def build_sample_archive(raw_dir: Path, settings: Settings, n_valid: int = 4) ->
     if raw_dir.is_dir() and any(p.is_file() and p.suffix.lower() in extensions for p in raw_dir.rglob("*")):
         logger.info("%s already holds TIFF scans; the sample archive is not written", raw_dir)
         return []
-    bounds = settings.validate_
-    params = settings.synthesize.model_copy(update={"width": bounds.width, "height": bounds.height})
+    params = settings.synthesize
     wells = load_wells(str(settings.path("las_source")) if settings.paths.las_source else "")
     seed = settings.seed + SAMPLE_SEED_OFFSET
     written: list[Path] = []
@@ -89,9 +93,10 @@ def build_sample_archive(raw_dir: Path, settings: Settings, n_valid: int = 4) ->
     write_bytes_atomic(raw_dir / TRUNCATED_NAME, data[: len(data) // 2])
     written.append(raw_dir / TRUNCATED_NAME)
 
-    wide_width = bounds.width.max + WIDE_EXCESS_PX
-    wide_params = params.model_copy(update={"width": Range(min=wide_width, max=wide_width)})
-    wide = render_instance(seed, n_valid + 1, wide_params, wells, n_curves=2)
-    written += _write_scan(raw_dir / WIDE_NAME, wide, "zlib", "landscape", sidecar=True)
+    page_height = -(-int(settings.validate_.height.max * PAGE_HEIGHT_FACTOR) // 32) * 32
+    # Depth runs the long way, as on a real page: at least twice the page's height.
+    page_length = max(params.width.min, 2 * page_height)
+    page = render_instance(seed, n_valid + 1, params, wells, n_curves=2, size=(page_height, page_length))
+    written += _write_scan(raw_dir / PAGE_NAME, page, "lzw", "portrait", sidecar=False)
     logger.info("wrote the sample archive: %d files in %s", len(written), raw_dir)
     return written

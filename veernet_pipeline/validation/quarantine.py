@@ -9,22 +9,29 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from veernet_pipeline.io import tiff
-from veernet_pipeline.io.ingest import MANIFEST_COLUMNS
+from veernet_pipeline.io import scan_errors
+from veernet_pipeline.io.manifest import MANIFEST_COLUMNS
 
 
 class ReasonCode(StrEnum):
     """Quarantine reason codes; the values are what the parquet files and reports hold."""
 
     # Set by ingest: the file itself could not be read or decoded.
-    UNREADABLE = tiff.UNREADABLE
-    TRUNCATED = tiff.TRUNCATED
-    UNSUPPORTED = tiff.UNSUPPORTED
-    # Set by the schema: the decoded scan is outside the accepted layout.
+    UNREADABLE = scan_errors.UNREADABLE
+    TRUNCATED = scan_errors.TRUNCATED
+    UNSUPPORTED = scan_errors.UNSUPPORTED
+    TOO_LARGE = scan_errors.TOO_LARGE
+    # Set by ingest when the worker reading a file did not come back with a row.
+    DECODE_CRASHED = scan_errors.DECODE_CRASHED
+    DECODE_TIMEOUT = scan_errors.DECODE_TIMEOUT
+    INGEST_ERROR = scan_errors.INGEST_ERROR
+    # Set by the schema: the scan's header is outside the accepted layout.
     WIDTH_OUT_OF_RANGE = "width_out_of_range"
     HEIGHT_OUT_OF_RANGE = "height_out_of_range"
     BITS_UNSUPPORTED = "bits_unsupported"
     TOO_MANY_PAGES = "too_many_pages"
+    # Within every bound, but ingest (run with other bounds) did not decode it.
+    NOT_DECODED = "not_decoded"
     # Set by the cross-row and sidecar checks.
     DUPLICATE = "duplicate"
     BAD_CALIBRATION = "bad_calibration"

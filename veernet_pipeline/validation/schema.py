@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pandera.pandas as pa
 
 from veernet_pipeline.config import ValidateParams
-from veernet_pipeline.io.ingest import MANIFEST_DTYPES
+from veernet_pipeline.io.manifest import MANIFEST_DTYPES
 from veernet_pipeline.validation.quarantine import ReasonCode
 
 
@@ -29,9 +29,11 @@ class BoundRule:
     allowed: tuple[int, ...] | None = None
 
     def describe(self) -> str:
-        """The bound in words, e.g. ``outside 3200-12800`` (what a failing value is)."""
+        """The bound in words, e.g. ``outside 256-1280`` or ``below 1024`` (what a failing value is)."""
         if self.allowed is not None:
             return "not one of " + ", ".join(str(v) for v in self.allowed)
+        if self.max_value is None:
+            return f"below {self.min_value}"
         return f"outside {self.min_value}-{self.max_value}"
 
     def message(self, path: str, value: object) -> str:
@@ -43,23 +45,29 @@ class BoundRule:
         """The pandera check for this bound."""
         if self.allowed is not None:
             return pa.Check.isin(list(self.allowed))
+        if self.max_value is None:
+            return pa.Check.ge(self.min_value)
         return pa.Check.in_range(self.min_value, self.max_value)
 
 
 def bound_rules(params: ValidateParams) -> list[BoundRule]:
     """The accepted layout, in the order reasons are reported when a scan misses several.
 
-    Width and height are the landscape sizes, after a portrait scan is rotated.
+    Width and height are the landscape sizes, after a portrait scan is rotated. These are what
+    inference reads (any length, tiled along depth; one track's height), not the synthetic
+    training sizes.
     """
     return [
         BoundRule(
             "width", ReasonCode.WIDTH_OUT_OF_RANGE, "px",
-            "crop or tile the scan along depth to fit, or change validate.width in params.yaml",
+            "a strip this short is a fragment, not a log section: check the scan, or change validate.width "
+            "in params.yaml",
             min_value=params.width.min, max_value=params.width.max,
         ),
         BoundRule(
             "height", ReasonCode.HEIGHT_OUT_OF_RANGE, "px",
-            "cut the scan into single tracks by pixel bounds, or change validate.height in params.yaml",
+            "a scan taller than one track is a whole page: write its page layout (`veernet layout SCAN`) so "
+            "ingest cuts it into track strips; a lower one is no track; or change validate.height in params.yaml",
             min_value=params.height.min, max_value=params.height.max,
         ),
         BoundRule(
@@ -69,7 +77,8 @@ def bound_rules(params: ValidateParams) -> list[BoundRule]:
         ),
         BoundRule(
             "pages", ReasonCode.TOO_MANY_PAGES, "",
-            "split the file into single-page TIFFs, one track strip each",
+            "split the file into single-page TIFFs, one scan each, or raise validate.max_pages to read its first "
+            "page only",
             min_value=1, max_value=params.max_pages,
         ),
     ]

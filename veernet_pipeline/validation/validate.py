@@ -2,13 +2,19 @@
 
 Order of checks, first reason wins for a row:
 
-1. an ingest error (unreadable, truncated, unsupported) is quarantined with that code;
-2. the pandera schema (`schema.manifest_schema`, lazy) flags scans outside the layout bounds;
-3. a calibration sidecar that `Calibration.from_file` rejects -> ``bad_calibration``;
-4. among the scans still accepted, a repeated sha256 -> ``duplicate`` (the first path is kept).
+1. an ingest error (unreadable, truncated, unsupported, too_large, decode_crashed, decode_timeout,
+   ingest_error) is quarantined with that code;
+2. the pandera schema (`schema.manifest_schema`, lazy) flags scans outside the layout bounds
+   (ingest read their headers but did not decode them);
+3. a scan within every bound that ingest did not decode (it ran with other bounds) -> ``not_decoded``;
+4. a calibration sidecar that `Calibration.from_file` rejects -> ``bad_calibration``;
+5. among the scans still accepted, a repeated sha256 -> ``duplicate`` (the first path is kept).
 
 Duplicates are decided last so that a copy with a good sidecar is kept when the first copy's
 sidecar is broken. Nothing is lost: files in == validated + quarantined, checked every run.
+
+The layout suite's results are also written as Great Expectations Data Docs, HTML at
+``data_docs/index.html`` in the output folder (`expectations.run_suite`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pandera.pandas as pa
 from veernet_pipeline.config import ValidateParams
 from veernet_pipeline.io.atomic import write_parquet_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
-from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, MANIFEST_FILE, read_manifest
+from veernet_pipeline.io.manifest import MANIFEST_COLUMNS, MANIFEST_FILE, read_manifest
 from veernet_pipeline.validation.expectations import run_expectations
 from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
 from veernet_pipeline.validation.schema import bound_rules, manifest_schema
@@ -83,6 +89,13 @@ def _calibration_reasons(rows: pd.DataFrame, raw_dir: Path | None, source: Path)
     return reasons
 
 
+def _undecoded_reasons(rows: pd.DataFrame) -> Reasons:
+    return {int(idx): (str(ReasonCode.NOT_DECODED),
+                       f"{row['path']}: within every bound, but ingest did not decode it (it ran with other "
+                       "validate bounds); run the ingest stage again")
+            for idx, row in rows[rows["decoded"] == ""].iterrows()}
+
+
 def _duplicate_reasons(rows: pd.DataFrame) -> Reasons:
     first_path = rows.drop_duplicates("sha256").set_index("sha256")["path"]
     reasons: Reasons = {}
@@ -102,7 +115,8 @@ def validate_manifest(
 
     Args:
         ingested_dir: the ingest stage's folder (holds ``manifest.parquet``).
-        out_dir: receives ``validated.parquet``, ``quarantine.parquet`` and ``report.json``.
+        out_dir: receives ``validated.parquet``, ``quarantine.parquet``, ``report.json`` and the Data
+            Docs (``data_docs/``, with the GX project in ``gx/``).
         params: the ``validate:`` section of the settings.
         raw_dir: the archive the sidecar paths are relative to; default the one ingest recorded.
 
@@ -124,6 +138,7 @@ def validate_manifest(
     }
     candidates = manifest[manifest["error_code"] == ""]
     reasons.update(_schema_reasons(candidates, params, source))
+    reasons.update(_undecoded_reasons(candidates[~candidates.index.isin(list(reasons))]))
     reasons.update(_calibration_reasons(candidates[~candidates.index.isin(list(reasons))], raw_root, source))
     reasons.update(_duplicate_reasons(manifest[~manifest.index.isin(list(reasons))]))
 
@@ -144,7 +159,7 @@ def validate_manifest(
         "quarantined": len(quarantine),
         "by_reason": by_reason,
     }
-    report = {**counts, "great_expectations": run_expectations(candidates, params)}
+    report = {**counts, "great_expectations": run_expectations(candidates, params, out_dir)}
     write_parquet_atomic(out_dir / VALIDATED_FILE, validated)
     write_parquet_atomic(out_dir / QUARANTINE_FILE, quarantine)
     write_text_atomic(out_dir / REPORT_FILE, json.dumps(report, indent=2, sort_keys=True) + "\n")
