@@ -87,8 +87,8 @@ def strip_calibration(layout: Layout, section: Section, track: Track) -> Calibra
                    backup_wraps=c.backup.max_wraps if c.backup else 0)
         for c in (track.curves[i] for i in curve_order(track)))
     calibration = Calibration(float(top), float(bottom), section.depth.unit, curves, layout.well_items())
-    calibration.check(f"section {section.name}, track {track.name}")
-    return calibration
+    # Through the sidecar's own field-by-field check (`io.sidecar`): the strip's sidecar is what validate reads.
+    return Calibration.from_dict(calibration.to_dict(), f"section {section.name}, track {track.name}")
 
 
 def check_fits(page: np.ndarray, layout: Layout, source: str) -> None:
