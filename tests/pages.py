@@ -27,3 +27,14 @@ def clean_strip_params(params: SynthesizeParams) -> SynthesizeParams:
         "line_width": Range(min=1, max=1), "solo_broken_share": 0.0, "backup_share": 0.0,
         "gaps": params.gaps.model_copy(update={"share": 0.0}), "fades": params.fades.model_copy(update={"share": 0.0}),
         "text": params.text.model_copy(update={"headers_per_10k": 0.0, "flags_per_10k": 0.0})})
+
+
+def detectable_page_params(**update: object) -> PageParams:
+    """Pages the layout detector reads, still seconds to render: two 300-450 px tracks, a 1,500-row main section
+    and a 600-row repeat, the default artefacts (bilevel, skew, speckle). The detector's thresholds are set for
+    real scans at 200 dpi (grid lines at least 100 px long, depth numbers a quarter of the log apart), so the
+    `small_page_params` pages are too small for it."""
+    base = PageParams(tracks=Range(min=2, max=2), track_width=Range(min=300, max=450),
+                      main_rows=Range(min=1500, max=1500), repeat_share=1.0, repeat_rows=Range(min=600, max=600),
+                      header_rows=Range(min=400, max=400), footer_rows=Range(min=100, max=100))
+    return base.model_copy(update=update)

@@ -99,7 +99,9 @@ def track_params(params: SynthesizeParams, light: bool, grid_lines: bool = True)
     """
     found = params.artefacts
     quiet = found.model_copy(update={name: _OFF for name in type(found).model_fields})
-    minor, major = (Range(min=150, max=215), Range(min=90, max=160)) if light else (
+    # A light grid's minor lines may vanish in a bilevel scan, as on real light-grid logs; its heavy lines
+    # and the borders (major gray - 20) stay dark enough to print, as a real log's heavier lines are.
+    minor, major = (Range(min=150, max=215), Range(min=60, max=120)) if light else (
         Range(min=20, max=120), Range(min=0, max=70))
     if not grid_lines:
         # Borders print at major_gray - 20 (`synthetic.grid`): 275 clips to white like the lines.
