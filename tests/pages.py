@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+
 from veernet_pipeline.config import Artefact, ArtefactParams, FloatRange, Range, SynthesizeParams
+from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.synthetic.page import PageParams
 
 _OFF = Artefact(share=0.0, strength=FloatRange(min=0.0, max=0.0))
@@ -38,3 +43,28 @@ def detectable_page_params(**update: object) -> PageParams:
                       main_rows=Range(min=1500, max=1500), repeat_share=1.0, repeat_rows=Range(min=600, max=600),
                       header_rows=Range(min=400, max=400), footer_rows=Range(min=100, max=100))
     return base.model_copy(update=update)
+
+
+def check_against_native(las: Path, native: Path, layout_track: object, height: int) -> None:
+    """Values read vs the native LAS, in track units, within half a pixel of the track where the curve is not steep."""
+    depth, curves, _ = read_curves(las)
+    native_depth, native_curves, _ = read_curves(native)
+    curve = layout_track.curves[0]
+    true = np.interp(depth, native_depth, native_curves[curve.mnemonic])
+
+    def fraction(value: np.ndarray) -> np.ndarray:  # across the strip from its top edge (the track's right edge)
+        ends = np.log10([curve.right_value, curve.left_value]) if curve.scale == "log" else (
+            curve.right_value, curve.left_value)
+        v = np.log10(value) if curve.scale == "log" else value
+        return (v - ends[0]) / (ends[1] - ends[0])
+
+    read, truth = fraction(curves[curve.mnemonic]), fraction(true)
+    # Where the drawn row changes by at most a pixel to both neighbours, the stroke is one pixel tall and its
+    # centre is the drawn pixel: the reading is off by the rounding to the pixel grid, at most half a pixel.
+    drawn = np.round(np.clip(truth, 0, 1) * height - 0.5)
+    flat = (np.abs(np.diff(drawn, prepend=np.nan)) <= 1) & (np.abs(np.diff(drawn, append=np.nan)) <= 1)
+    shown = (truth > 0) & (truth < 1)
+    assert np.isfinite(read).mean() > 0.95
+    ok = flat & shown & np.isfinite(read)
+    assert ok.mean() > 0.5
+    np.testing.assert_allclose(read[ok], truth[ok], atol=0.5 / height + 1e-6)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.nets import InkIsCurve, untrained_veernet
-from tests.pages import clean_strip_params, small_page_params
+from tests.pages import check_against_native, clean_strip_params, small_page_params
 from veernet_pipeline.cli import main
 from veernet_pipeline.config import Range, Settings
 from veernet_pipeline.inference.page import digitize_page, digitize_page_file
@@ -54,31 +54,6 @@ def clean_page(test_settings: Settings) -> SyntheticPage:
     return render_page(11, 0, params, clean_strip_params(test_settings.synthesize), load_wells(""))
 
 
-def _check_against_native(las: Path, native: Path, layout_track: object, height: int) -> None:
-    """Values read vs the native LAS, in track units, within half a pixel of the track where the curve is not steep."""
-    depth, curves, _ = read_curves(las)
-    native_depth, native_curves, _ = read_curves(native)
-    curve = layout_track.curves[0]
-    true = np.interp(depth, native_depth, native_curves[curve.mnemonic])
-
-    def fraction(value: np.ndarray) -> np.ndarray:  # across the strip from its top edge (the track's right edge)
-        ends = np.log10([curve.right_value, curve.left_value]) if curve.scale == "log" else (
-            curve.right_value, curve.left_value)
-        v = np.log10(value) if curve.scale == "log" else value
-        return (v - ends[0]) / (ends[1] - ends[0])
-
-    read, truth = fraction(curves[curve.mnemonic]), fraction(true)
-    # Where the drawn row changes by at most a pixel to both neighbours, the stroke is one pixel tall and its
-    # centre is the drawn pixel: the reading is off by the rounding to the pixel grid, at most half a pixel.
-    drawn = np.round(np.clip(truth, 0, 1) * height - 0.5)
-    flat = (np.abs(np.diff(drawn, prepend=np.nan)) <= 1) & (np.abs(np.diff(drawn, append=np.nan)) <= 1)
-    shown = (truth > 0) & (truth < 1)
-    assert np.isfinite(read).mean() > 0.95
-    ok = flat & shown & np.isfinite(read)
-    assert ok.mean() > 0.5
-    np.testing.assert_allclose(read[ok], truth[ok], atol=0.5 / height + 1e-6)
-
-
 def test_a_whole_page_becomes_one_las_per_section_matching_the_native_curves(
         tmp_path: Path, clean_page: SyntheticPage, test_settings: Settings) -> None:
     scan = write_page(tmp_path / "archive", "well11", clean_page.image, clean_page.layout, clean_page.truth)
@@ -98,7 +73,7 @@ def test_a_whole_page_becomes_one_las_per_section_matching_the_native_curves(
         for track in layout.tracks:
             native = tmp_path / "archive" / native_name("well11", next(
                 t for t in clean_page.truth if (t.section, t.track) == (section.name, track.name)))
-            _check_against_native(las, native, track, track.right - track.left)
+            check_against_native(las, native, track, track.right - track.left)
     assert len(list((tmp_path / "qc").glob("well11.*.qc.png"))) == 4
 
 

@@ -12,6 +12,9 @@ import time
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE, digitize_validated
+from veernet_pipeline.inference.pages_archive import PAGES_INDEX, digitize_pages
+from veernet_pipeline.io.ingest import scan_files
+from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.provenance import digest
 from veernet_pipeline.stages.cache import StageResult, files_version, stage_code_version
 from veernet_pipeline.tracking import store
@@ -23,7 +26,8 @@ def output_label(name: str, version: str, settings: Settings) -> str:
 
 
 def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
-    """Digitise every validated scan with the chosen model (default `veernet-multiclass@champion`)."""
+    """Digitise every validated scan, and every whole-log page with a layout, with the chosen model
+    (default `veernet-multiclass@champion`)."""
     uri = model_uri or settings.infer.model_uri
     out = settings.path("digitized")
     name, _ = store.resolve_model(settings.root, uri)
@@ -33,9 +37,14 @@ def infer(settings: Settings, model_uri: str | None = None) -> StageResult:
     counts = digitize_validated(settings.path("validated"), settings.path("ingested"), settings.path("raw"),
                                 model_dir, label, out, settings.infer.tile_width, settings.infer.tile_overlap,
                                 settings.extract)
+    # Whole-log pages (a layout beside them) are read from the archive, one LAS per well and section.
+    raw = settings.path("raw")
+    counts |= digitize_pages(raw, scan_files(raw, settings.ingest.extensions), load_model(model_dir).eval(), label,
+                             out, settings.infer.tile_width, settings.infer.tile_overlap, settings.extract)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
-                       data_version=files_version([out / INDEX_FILE]),
-                       skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,
+                       data_version=files_version([out / INDEX_FILE, out / PAGES_INDEX]),
+                       skipped=counts["written"] + counts["failed"] + counts["pages_written"] + counts["pages_failed"]
+                       == 0, counts=counts,
                        metrics={"wall_clock_s": round(time.perf_counter() - started, 3)},
                        paths={"index": str(out / INDEX_FILE), "model_uri": uri, "model_version": version,
                               "output_label": label})
