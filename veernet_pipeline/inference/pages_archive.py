@@ -28,7 +28,7 @@ from veernet_pipeline.inference.page import digitize_page_file
 from veernet_pipeline.io.atomic import atomic_dir, write_parquet_atomic
 from veernet_pipeline.io.calibration import CalibrationError
 from veernet_pipeline.io.scan_errors import ScanReadError
-from veernet_pipeline.pages.layout import LayoutError, find_layout
+from veernet_pipeline.pages.layout import BAD_LAYOUT, LayoutError, find_layout
 from veernet_pipeline.progress import progress
 from veernet_pipeline.provenance import digest, file_sha256
 
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 PAGES_DIR, PAGES_INDEX = "pages", "pages.parquet"
 PAGE_COLUMNS = ("path", "sha256", "layout", "las", "status", "reason_code", "reason")
-BAD_LAYOUT = "bad_layout"
 
 
 def page_scans(scans: list[Path]) -> list[Path]:
