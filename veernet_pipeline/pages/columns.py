@@ -5,11 +5,13 @@
    ends of long runs of line ink: a grid line spans its track from border to border, so its ends
    pile up on the track edges, whatever the line weight).
 2. Cells, the column ranges between neighbouring boundaries, are classed by what they hold: the
-   depth column (at least `MIN_LABELS` printed numbers at regular rows, few rows with other
+   depth column (printed numbers at regular rows, `numbers.depth_labels`, few rows with other
    ink), track (a grid, or other ink in at least `CURVE_ROWS` of the rows: curves), or gap.
 3. Tracks are runs of track cells. A boundary inside a run splits it only where grid lines end
-   on its left and start on its right (two tracks with grids of their own side by side) or where
-   it is a rule much heavier than the run's value divisions; otherwise it is a value division.
+   on its left and start on its right (two tracks with grids of their own side by side; also a
+   start a few pixels left of an end, where the two grids overrun their shared border) or where
+   it is a rule much heavier than the run's value divisions that no grid line crosses; otherwise
+   it is a value division.
 
 A track's bounds are the outer edges of its border rules. Between two tracks sharing a double
 rule the split is its middle.
@@ -23,6 +25,7 @@ import numpy as np
 from scipy import ndimage
 
 from veernet_pipeline.pages.features import PageFeatures
+from veernet_pipeline.pages.numbers import depth_labels
 
 RULE_COVER = 0.5
 DOTTED_RULE = 0.3
@@ -34,13 +37,11 @@ MIN_GRID_COVER = 0.003  # a cell is gridded where grid lines cover it in this sh
 # column has: a light grid's track has fewer lines reaching its edges than a heavy grid's.
 MIN_END_COUNT, END_PEAK = 20, 0.05
 MERGE_PX = 3
+CROSSED_PX = 8
 CURVE_ROWS = 0.25
 CROSSED_ROWS = 0.02
-MIN_LABELS = 3
-LABEL_REACH = 0.25  # share of the examined rows the labels must span
 DEPTH_MAX_PX = 400
 SIDE_REACH_PX = 300  # how far beyond the outermost tracks a depth column is looked for
-ALIGN_PX = 6  # how well the numbers of a depth column line up
 
 
 @dataclass(frozen=True)
@@ -125,66 +126,21 @@ def boundaries(features: PageFeatures, blocks: np.ndarray, rows: np.ndarray, run
             merged[-1] = Boundary(last.start, max(last.end, b), max(last.rule_px, px), last.starts or s, last.ends or e)
         else:
             merged.append(Boundary(a, b, px, s, e))
-    return merged
+    return _crossed_ends(merged)
 
 
-def depth_labels(residual: np.ndarray, rows: np.ndarray) -> tuple[list[int], tuple[int, int]]:
-    """Rows of printed numbers in a column band: clusters of glyph-sized ink blobs on one text line.
-
-    Returns:
-        The label centre rows (regular ones only) and the column span the labels cover (band coordinates).
-
-    Shape:
-        residual: (H, w) bool; rows: (H,) bool, where to look.
-    """
-    labelled, _ = ndimage.label(residual & rows[:, None])
-    found = []
-    for sl in ndimage.find_objects(labelled):
-        if sl is None:
-            continue
-        h, w = sl[0].stop - sl[0].start, sl[1].stop - sl[1].start
-        if 5 <= h <= 90 and 2 <= w <= 120 and h * w >= 12:
-            found.append((sl[0].start, sl[0].stop, sl[1].start, sl[1].stop))
-    found.sort()
-    clusters: list[list[int]] = []  # [top, bottom, left, right, count]
-    for top, bottom, left, right in found:
-        if clusters and top <= clusters[-1][1] + 2:
-            c = clusters[-1]
-            c[1], c[2], c[3], c[4] = max(c[1], bottom), min(c[2], left), max(c[3], right), c[4] + 1
+def _crossed_ends(bounds: list[Boundary]) -> list[Boundary]:
+    """Join a grid start followed closely (`CROSSED_PX`) by a grid end, neither on a rule: two grids side by side
+    whose lines overrun their shared border by a few pixels each (a blurred or bilevel scan), one boundary."""
+    out: list[Boundary] = []
+    for bound in bounds:
+        last = out[-1] if out else None
+        if (last is not None and last.starts and not last.ends and bound.ends and not bound.starts
+                and last.rule_px == 0 and bound.rule_px == 0 and bound.start - last.end <= CROSSED_PX):
+            out[-1] = Boundary(last.start, bound.end, 0, True, True)
         else:
-            clusters.append([top, bottom, left, right, 1])
-    text = _aligned([c for c in clusters if c[4] >= 2 and c[1] - c[0] <= 100 and c[3] - c[2] >= 10])
-    centres = np.array([(c[0] + c[1]) // 2 for c in text])
-    if centres.size < MIN_LABELS:
-        return [], (0, 0)
-    # Regular: one of three labels in a row spaced equally (within 15 %). Locally, since the sections of
-    # one page may have other depth scales.
-    gaps = np.diff(centres).astype(np.float64)
-    even = np.abs(gaps[1:] - gaps[:-1]) <= 0.15 * np.maximum(gaps[1:], gaps[:-1])
-    regular = np.zeros(centres.size, dtype=bool)
-    for offset in range(3):
-        regular[offset:offset + even.size] |= even
-    kept = [c for c, ok in zip(text, regular, strict=True) if ok]
-    # Depth numbers run the length of the log; a few lines of text in one box do not.
-    if len(kept) < MIN_LABELS or kept[-1][1] - kept[0][0] < LABEL_REACH * rows.sum():
-        return [], (0, 0)
-    return [(c[0] + c[1]) // 2 for c in kept], (min(c[2] for c in kept), max(c[3] for c in kept))
-
-
-def _aligned(clusters: list[list[int]]) -> list[list[int]]:
-    """The clusters printed like one column of numbers: of one text height (within a third) and lined up
-    on their left edges, centres or right edges (within `ALIGN_PX`), whichever holds the most."""
-    if not clusters:
-        return []
-    heights = np.array([c[1] - c[0] for c in clusters], dtype=np.float64)
-    same_font = np.abs(np.log(heights / np.median(heights))) <= np.log(4 / 3)
-    best: np.ndarray = np.zeros(len(clusters), dtype=bool)
-    for x in (np.array([c[2] for c in clusters]), np.array([(c[2] + c[3]) / 2 for c in clusters]),
-              np.array([c[3] for c in clusters])):
-        lined = same_font & (np.abs(x - np.median(x[same_font] if same_font.any() else x)) <= ALIGN_PX)
-        if lined.sum() > best.sum():
-            best = lined
-    return [c for c, ok in zip(clusters, best, strict=True) if ok]
+            out.append(bound)
+    return out
 
 
 def classify_cells(features: PageFeatures, bounds: list[Boundary], rows: np.ndarray, runs: GridRuns) -> list[Cell]:
@@ -210,7 +166,8 @@ def classify_cells(features: PageFeatures, bounds: list[Boundary], rows: np.ndar
         kind = "track" if has_grid or framed or (inner and curve_rows >= CURVE_ROWS) else "gap"
         labels: list[int] = []
         span = (0, 0)
-        if curve_rows < CURVE_ROWS and right - left <= 2 * DEPTH_MAX_PX:
+        # A gridded cell wider than any depth column is a track with a few numbers printed in it.
+        if curve_rows < CURVE_ROWS and right - left <= (DEPTH_MAX_PX if has_grid else 2 * DEPTH_MAX_PX):
             labels, span = depth_labels(features.residual[:, left:right], rows)
             if labels:
                 kind = "depth"
@@ -262,6 +219,12 @@ def _splits(boundary: Boundary, typical_rule: float) -> bool:
     return (boundary.starts and boundary.ends) or boundary.rule_px >= max(4.0, 2.0 * typical_rule)
 
 
+def _grid_crosses(left: Cell, right: Cell, boundary: Boundary) -> bool:
+    """Grid lines run on through the boundary (both sides gridded, none ending or starting there): one track,
+    however heavy the line there (a curve running straight down for a while, thickened by blur)."""
+    return left.gridded and right.gridded and not boundary.starts and not boundary.ends
+
+
 def _inside(cells: list[Cell], bounds: list[Boundary]) -> set[int]:
     """Indices of non-track cells that lie inside a track: a run of them between two track cells with no grid
     line ending on its left and none starting on its right, which a curve enters now and then (a stretch of a
@@ -302,7 +265,7 @@ def tracks_from_cells(cells: list[Cell], bounds: list[Boundary]) -> list[tuple[i
         if current is None or left_bound is None:
             current = [left_bound.start if left_bound is not None else cell.left, right_edge]
             tracks.append(current)
-        elif _splits(left_bound, typical):
+        elif _splits(left_bound, typical) and not _grid_crosses(cells[i - 1], cell, left_bound):
             middle = (left_bound.start + left_bound.end + 1) // 2
             current[1] = middle
             current = [middle, right_edge]
