@@ -11,6 +11,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("config", "progress", "provenance", "resources"),
     ("io",),
+    ("pages",),
     ("validation",),
     ("synthetic", "foreign"),
     ("model",),

@@ -14,7 +14,10 @@ import time
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE, digitize_validated
+from veernet_pipeline.inference.pages_archive import PAGES_INDEX, digitize_pages
+from veernet_pipeline.io.ingest import scan_files
 from veernet_pipeline.io.tranches import archive_dirs
+from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.provenance import digest
 from veernet_pipeline.stages.cache import StageResult, files_version, stage_code_version
 from veernet_pipeline.tracking import store
@@ -26,9 +29,9 @@ def output_label(name: str, version: str, settings: Settings) -> str:
 
 
 def infer(settings: Settings, model_uri: str | None = None, tranche: str | None = None) -> StageResult:
-    """Digitise every validated scan (of the archive, or of one tranche) with the chosen model.
+    """Digitise every validated scan, and every whole-log page with a layout, of the archive or of one tranche.
 
-    The model defaults to `veernet-multiclass@champion`. A tranche's index goes to its own folder
+    The model defaults to `veernet-multiclass@champion`. A tranche's indexes go to its own folder
     (`io.tranches.archive_dirs`); its LAS files go where everyone's do, keyed by content.
     """
     uri = model_uri or settings.infer.model_uri
@@ -40,9 +43,15 @@ def infer(settings: Settings, model_uri: str | None = None, tranche: str | None 
     started = time.perf_counter()
     counts = digitize_validated(dirs.validated, dirs.ingested, settings.path("raw"),
                                 model_dir, label, out, settings.infer, settings.extract, dirs.index)
+    # Whole-log pages (a layout beside them) are read from the archive, one LAS per well and section.
+    raw = settings.path("raw")
+    counts |= digitize_pages(raw, scan_files(raw, settings.ingest.extensions, tranche), load_model(model_dir).eval(),
+                             label, out, settings.infer.tile_width, settings.infer.tile_overlap, settings.extract,
+                             dirs.index)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
-                       data_version=files_version([dirs.index / INDEX_FILE]),
-                       skipped=counts["written"] == 0 and counts["failed"] == 0, counts=counts,
+                       data_version=files_version([dirs.index / INDEX_FILE, dirs.index / PAGES_INDEX]),
+                       skipped=counts["written"] + counts["failed"] + counts["pages_written"] + counts["pages_failed"]
+                       == 0, counts=counts,
                        metrics={"wall_clock_s": round(time.perf_counter() - started, 3)},
                        paths={"index": str(dirs.index / INDEX_FILE), "model_uri": uri, "model_version": version,
                               "output_label": label})
