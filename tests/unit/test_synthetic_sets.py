@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,6 +30,7 @@ from veernet_pipeline.synthetic.dataset import (
     preview_sheet,
     synthesize_sets,
 )
+from veernet_pipeline.synthetic.generate import _runner
 from veernet_pipeline.synthetic.render import render_instance
 from veernet_pipeline.synthetic.sizes import draw_size
 
@@ -172,6 +178,36 @@ def test_parallel_workers_write_the_same_bytes_as_one(tmp_path: Path) -> None:
     parallel = _settings(tmp_path / "parallel", *overrides, "synthesize.workers=2")
     assert synthesize_sets(serial)["multiclass"] == synthesize_sets(parallel)["multiclass"]
     assert _files(serial.path("synthetic")) == _files(parallel.path("synthetic"))
+
+
+class DiesOnSecond:
+    """A maker whose worker is killed (as the OOM killer would) while making candidate 1."""
+
+    def prepare(self) -> None:
+        """Nothing to load."""
+
+    def __call__(self, index: int) -> int:
+        if index == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return index
+
+
+def test_a_worker_killed_mid_task_fails_the_set_instead_of_hanging() -> None:
+    outcome: dict[str, BaseException | list[int]] = {}
+
+    def run() -> None:
+        with ExitStack() as stack:
+            try:
+                outcome["made"] = list(_runner(stack, DiesOnSecond(), 2)([0, 1, 2]))
+            except BrokenProcessPool as exc:
+                outcome["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    # multiprocessing.Pool would wait for the lost task forever: the thread would still be alive here.
+    assert not worker.is_alive(), "the pool hung on a dead worker"
+    assert isinstance(outcome.get("error"), BrokenProcessPool)
 
 
 def test_archive_sizes_come_from_the_validated_scans(tmp_path: Path) -> None:

@@ -13,9 +13,11 @@ one whose pixels repeat a kept candidate's is rejected as `duplicate`, as archiv
 does. Work is submitted in rounds of exactly as many candidates as are still missing, so none is
 rendered that could not be kept, and generated == kept + rejected + not_needed.
 
-Parallelism: a `spawn` Pool (the same on every platform, and no fork of a threaded parent such as
-a Dagster run), whose initializer hands each worker the maker once (it loads its wells on its
-first candidate and keeps them); `imap` returns results in index order.
+Parallelism: a `spawn` process pool (the same on every platform, and no fork of a threaded parent
+such as a Dagster run), whose initializer hands each worker the maker once (it loads its wells on
+its first candidate and keeps them); `map` returns results in index order. It is
+`concurrent.futures`' pool, not `multiprocessing.Pool`: when a worker dies (the OOM killer, a
+signal) the former raises `BrokenProcessPool`, the latter waits for the lost task forever.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -113,8 +116,8 @@ _WORKER: dict[str, Maker] = {}
 
 
 def _init_worker(make: Maker) -> None:
-    # Only store the maker: it prepares itself on its first candidate. An initializer that raises
-    # makes Pool respawn workers forever, while an error inside a task reaches the caller.
+    # Only store the maker: it prepares itself on its first candidate, where an error reaches the
+    # caller with its candidate's index instead of breaking the whole pool.
     _WORKER["make"] = make
 
 
@@ -185,6 +188,6 @@ def _runner(stack: ExitStack, make: Maker, processes: int) -> Callable[[list[int
     if processes <= 1:
         make.prepare()
         return lambda indices: map(make, indices)
-    pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(
-        processes, initializer=_init_worker, initargs=(make,)))
-    return lambda indices: pool.imap(_make_in_worker, indices, chunksize=1)
+    pool = stack.enter_context(ProcessPoolExecutor(
+        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(make,)))
+    return lambda indices: pool.map(_make_in_worker, indices)
