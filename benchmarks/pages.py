@@ -47,6 +47,7 @@ from veernet_pipeline.config import Range, load_settings
 from veernet_pipeline.evaluation.metrics import curve_metrics
 from veernet_pipeline.inference.page import digitize_page
 from veernet_pipeline.io.calibration import CurveScale
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.pages.detect import Detected, detect_layout
 from veernet_pipeline.pages.layout import Layout, parse_layout
@@ -63,29 +64,21 @@ WIDE = PageParams(tracks=Range(min=4, max=5), track_width=Range(min=300, max=700
 
 
 class MaskOracle(nn.Module):
-    """A real per-pixel net (two 1x1 convolutions) reading a class mask drawn as gray: 255 paper, 0 class 1,
-    128 class 2. Triangle features of the gray level give each class a logit of 20 at its level and 0 elsewhere."""
+    """A real per-pixel net reading a class mask drawn as gray (`mask_picture`): class c of `io.classes` at gray
+    level 255 (1 - c / 6), each class's logit falls off with the distance of the pixel from its level."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.features = nn.Conv2d(1, 4, kernel_size=1)
-        self.classes = nn.Conv2d(4, 3, kernel_size=1, bias=False)
-        with torch.no_grad():
-            # relu(4x - 3), relu(1 - 4x), relu(4x - 1), relu(4x - 2); the tent at 0.5 is h2 - 2 h3 + h0.
-            self.features.weight.copy_(torch.tensor([4.0, -4.0, 4.0, 4.0]).view(4, 1, 1, 1))
-            self.features.bias.copy_(torch.tensor([-3.0, 1.0, -1.0, -2.0]))
-            weights = torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [1.0, 0, 1.0, -2.0]]) * 20.0
-            self.classes.weight.copy_(weights.view(3, 4, 1, 1))
+        self.register_buffer("levels", 1.0 - torch.arange(NUM_CLASSES, dtype=torch.float32) / (NUM_CLASSES - 1))
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
-        return self.classes(torch.relu(self.features(x)))
+        # x: (N, 1, H, W) gray in 0..1. Levels are 1/6 apart: 60 per unit keeps the right class 5 nats ahead.
+        return -60.0 * (x - self.levels.view(1, -1, 1, 1)).abs()
 
 
 def mask_picture(mask: np.ndarray) -> np.ndarray:
     """The class mask as the gray levels `MaskOracle` reads. Shape: (H, W) uint8."""
-    picture = np.full(mask.shape, 255, dtype=np.uint8)
-    picture[mask == 1], picture[mask == 2] = 0, 128
-    return picture
+    return np.round(255 * (1 - mask.astype(np.float64) / (NUM_CLASSES - 1))).astype(np.uint8)
 
 
 # --- detection -------------------------------------------------------------------------------

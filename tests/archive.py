@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.conftest import make_project
 from tests.nets import untrained_veernet
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
 
 # Where the embedded sample's scans go: three tranches, one of them the archive's root folder.
 TRANCHE_OF = {"sample_00_zlib.tif": "north", "sample_01_lzw_portrait.tif": "north",
@@ -39,7 +40,7 @@ def register_champion(settings: Settings) -> str:
     from veernet_pipeline.tracking import store
 
     folder = settings.path("models") / "multiclass"
-    save_model(folder, untrained_veernet(settings, 3), settings.model, 3)
+    save_model(folder, untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {"profile": settings.profile}):
         version = store.log_model(folder, MODEL)
     store.set_alias(settings.root, MODEL, "champion", version)

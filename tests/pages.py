@@ -27,11 +27,19 @@ def small_page_params(**update: object) -> PageParams:
 
 
 def clean_strip_params(params: SynthesizeParams) -> SynthesizeParams:
-    """Strips a per-pixel net reads exactly: one solid 1-px curve, no boxes, flags, pen skips, fades or wraps."""
+    """Strips a per-pixel net reads exactly: solid 1-px curves, no boxes, flags, banners, straight or steep
+    stretches, heavy or doubled grid, pen skips, fades or wraps."""
     return params.model_copy(update={
-        "line_width": Range(min=1, max=1), "solo_broken_share": 0.0, "backup_share": 0.0,
+        "line_width": Range(min=1, max=1), "backup_share": 0.0,
+        "styles": params.styles.model_copy(update={"dashed": 0.0, "dotted": 0.0, "dash_dot": 0.0, "long_dash": 0.0}),
+        "straight": params.straight.model_copy(update={"share": 0.0}),
+        "steep": params.steep.model_copy(update={"share": 0.0}),
         "gaps": params.gaps.model_copy(update={"share": 0.0}), "fades": params.fades.model_copy(update={"share": 0.0}),
-        "text": params.text.model_copy(update={"headers_per_10k": 0.0, "flags_per_10k": 0.0})})
+        "grid": params.grid.model_copy(update={"heavy": params.grid.heavy.model_copy(update={"share": 0.0}),
+                                               "doubled": params.grid.doubled.model_copy(update={"share": 0.0})}),
+        "flags": params.flags.model_copy(update={"per_10k": 0.0}),
+        "banners": params.banners.model_copy(update={"per_10k": 0.0}),
+        "text": params.text.model_copy(update={"headers_per_10k": 0.0})})
 
 
 def detectable_page_params(**update: object) -> PageParams:

@@ -20,6 +20,7 @@ from tests.nets import untrained_veernet
 from tests.pages import small_page_params
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.inference.pages_archive import PAGES_INDEX
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.pages.layout import TRANCHE_LAYOUT
@@ -49,7 +50,7 @@ def test_the_stages_read_a_tranche_of_pages_to_one_las_per_well(tmp_path: Path,
     validated = validate(settings).counts
     assert sum(v for k, v in validated.items() if k in ("validated", "quarantined")) == 2, validated
     model = tmp_path / "model"
-    save_model(model, untrained_veernet(settings, 3), settings.model, 3)
+    save_model(model, untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {"profile": "test"}):
         version = store.log_model(model, "veernet-multiclass")
     store.set_alias(settings.root, "veernet-multiclass", "champion", version)
