@@ -65,6 +65,8 @@ class Paths(_Strict):
     digitized: Path
     # Per-tranche runs (Dagster partitions): <tranches>/<tranche>/{ingested,validated,digitized}.
     tranches: Path = Path("data/tranches")
+    # The review queue (queue.parquet, queue.md) and the reviewers' marks (marks.jsonl, append-only).
+    review: Path = Path("data/review")
     las_source: str = ""
 
 
@@ -378,6 +380,11 @@ class InferParams(_Strict):
     low_confidence: float = Field(ge=0.0, le=1.0)
 
 
+class ReviewParams(_Strict):
+    # Rows of the queue shown in queue.md and in the review_queue asset's metadata (queue.parquet holds all).
+    top_n: int = Field(ge=1)
+
+
 class Settings(_Strict):
     """Every parameter of every stage, after profile and overrides are applied."""
 
@@ -395,6 +402,7 @@ class Settings(_Strict):
     extract: ExtractParams
     evaluate: EvaluateParams
     infer: InferParams
+    review: ReviewParams
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

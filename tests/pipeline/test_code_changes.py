@@ -18,7 +18,7 @@ from dagster import AssetKey, DagsterInstance
 
 from tests.conftest import clone_env, clone_project
 
-DOWNSTREAM_OF_RENDERER = ["synthesize", "train_binary", "train_multiclass", "evaluate", "infer"]
+DOWNSTREAM_OF_RENDERER = ["synthesize", "train_binary", "train_multiclass", "evaluate", "infer", "review_queue"]
 UPSTREAM_OF_RENDERER = ["ingest", "validate"]
 # A new artefact random stream: every synthetic image comes out different, so everything after it must too.
 RENDER_EDIT = ("STYLE_STREAM, LAYOUT_STREAM, SKEW_STREAM, ARTEFACT_STREAM = 1, 2, 3, 4",
@@ -84,12 +84,12 @@ def _latest(instance: DagsterInstance, key: str) -> dict[str, object]:
 
 STAGE_ASSETS = {"ingest": "raw_scans", "validate": "validated_scans", "synthesize": "synthetic_multiclass",
                 "train_binary": "binary_model", "train_multiclass": "multiclass_model", "evaluate": "model_evaluation",
-                "infer": "digitized_logs"}
+                "infer": "digitized_logs", "review_queue": "review_queue"}
 # The sample archive is flat: in Dagster it is the root tranche's partition (`io.tranches`).
 STAGE_OUTPUTS = {"ingest": "data/tranches/_root/ingested", "validate": "data/tranches/_root/validated",
                  "synthesize": "data/synthetic/multiclass",
                  "train_binary": "data/models/binary", "train_multiclass": "data/models/multiclass",
-                 "evaluate": "data/evaluation"}
+                 "evaluate": "data/evaluation", "review_queue": "data/review"}
 
 
 def test_dagster_reruns_exactly_the_stages_a_change_reaches(clone: Path, tmp_path: Path,

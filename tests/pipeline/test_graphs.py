@@ -71,4 +71,5 @@ def test_graph_is_the_documented_pipeline() -> None:
         ("synthesize", "evaluate"),
         ("validate", "infer"),
         ("evaluate", "infer"),
+        ("infer", "review_queue"),
     }

@@ -1,8 +1,8 @@
 """The pipeline's stages: one function each, called alike by the `veernet` CLI, Dagster and DVC.
 
 Each stage lives in its own module (`ingest`, `validate`, `synthesize`, `train`, `evaluate`,
-`infer`) so that its code identity is its own import closure: a change to the evaluation code
-does not make the trained models look stale. `cache` holds the rule that decides whether a
+`infer`, `review_queue`) so that its code identity is its own import closure: a change to the
+evaluation code does not make the trained models look stale. `cache` holds the rule that decides whether a
 stage runs or returns its recorded result. This package's `__init__` imports no stage module;
 `run` loads the one asked for.
 """
@@ -24,6 +24,7 @@ DESCRIPTIONS: dict[str, str] = {
     "train_multiclass": "train the line-style VeerNet (background, other ink, 5 curve styles) from the binary weights",
     "evaluate": "measure the multiclass model on held-out logs; gate the champion alias",
     "infer": "digitise every validated scan to LAS + QC PNG",
+    "review_queue": "rank the digitised scans least-confident first, with reviewers' marks (data/review/)",
 }
 
 

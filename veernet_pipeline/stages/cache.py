@@ -48,6 +48,7 @@ STAGE_PARAMS: dict[str, tuple[str, ...]] = {
     "train_multiclass": ("seed", "model", "train_multiclass"),
     "evaluate": ("extract", "evaluate"),
     "infer": ("extract", "infer"),
+    "review_queue": ("review",),
 }
 STAGE_MODULES: dict[str, str] = {
     "ingest": "veernet_pipeline.stages.ingest",
@@ -57,6 +58,7 @@ STAGE_MODULES: dict[str, str] = {
     "train_multiclass": "veernet_pipeline.stages.train",
     "evaluate": "veernet_pipeline.stages.evaluate",
     "infer": "veernet_pipeline.stages.infer",
+    "review_queue": "veernet_pipeline.stages.review_queue",
 }
 
 
