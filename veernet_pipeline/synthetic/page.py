@@ -13,8 +13,8 @@ on a share of pages, a skew: row y moves by the layout's whole-pixel shift
 which also tilts the depth lines by the same small angle).
 
 The ground truth is the page's `Layout` (what `veernet layout` should find, with every value
-filled in), the class mask (the strip classes of `io.classes`: paper, other ink, one class per line style), the rows of the printed
-depth numbers, and each (section, track)'s native curve samples on the page's depth scale.
+filled in), the class mask (the strip classes of `io.classes`: paper, other ink, one class per
+line style), the rows of the printed depth numbers, and each (section, track)'s native curve samples on the page's depth scale.
 Everything follows from (seed, index).
 """
 
