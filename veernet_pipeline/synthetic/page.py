@@ -14,8 +14,8 @@ which also tilts the depth lines by the same small angle).
 
 The ground truth is the page's `Layout` (what `veernet layout` should find, with every value
 filled in), the class mask (the strip classes of `io.classes`: paper, other ink, one class per
-line style), the rows of the printed depth numbers, and each (section, track)'s native curve samples on the page's depth scale.
-Everything follows from (seed, index).
+line style), the rows of the printed depth numbers, and each (section, track)'s native curve
+samples on the page's depth scale. Everything follows from (seed, index).
 """
 
 from __future__ import annotations
