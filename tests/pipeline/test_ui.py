@@ -67,8 +67,9 @@ def test_dagster_dev_serves_the_asset_graph_and_checks(tmp_path: Path) -> None:
     nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
     assert set(nodes) == {"raw_scans", "validated_scans", "quarantined_scans", "synthetic_binary",
                           "synthetic_multiclass", "foreign_scans", "binary_model", "multiclass_model",
-                          "model_evaluation", "digitized_logs"}
+                          "model_evaluation", "digitized_logs", "review_queue"}
     assert {d["path"][0] for d in nodes["digitized_logs"]["dependencyKeys"]} == {"validated_scans", "model_evaluation"}
+    assert {d["path"][0] for d in nodes["review_queue"]["dependencyKeys"]} == {"digitized_logs"}
     checks = {c["name"] for n in nodes.values() for c in n["assetChecksOrError"].get("checks", [])}
     assert {"scans_accounted_for", "validated_scans_schema", "validated_scans_expectations",
             "champion_gate_passed"} <= checks
