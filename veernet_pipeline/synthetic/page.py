@@ -92,7 +92,10 @@ class SyntheticPage:
 
 
 def track_params(params: SynthesizeParams, light: bool, grid_lines: bool = True) -> SynthesizeParams:
-    """The strip renderer's params for a page's tracks: no scan artefacts or depth numbers of their own.
+    """The strip renderer's params for a page's tracks: no scan artefacts, depth numbers or banners of their own.
+
+    A page prints its section banners and repeat headers across the whole page (`render_page`'s rows);
+    the strip renderer's banners would cross one track only, which no printed log does.
 
     `light` picks a light or a heavy grid; without `grid_lines` the grid (borders included) is printed
     at the paper's white, so a track holds only its curves, flags and boxes.
@@ -108,7 +111,8 @@ def track_params(params: SynthesizeParams, light: bool, grid_lines: bool = True)
         minor, major = Range(min=255, max=255), Range(min=275, max=275)
     grid = params.grid.model_copy(update={"minor_gray": minor, "major_gray": major})
     return params.model_copy(update={"artefacts": quiet, "noise_std": 0.0, "grid": grid,
-                                     "text": params.text.model_copy(update={"depth_numbers": 0.0})})
+                                     "text": params.text.model_copy(update={"depth_numbers": 0.0}),
+                                     "banners": params.banners.model_copy(update={"per_10k": 0.0})})
 
 
 def _draw(rng: np.random.Generator, bounds: Range) -> int:
