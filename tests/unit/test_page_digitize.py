@@ -13,6 +13,7 @@ from tests.pages import check_against_native, clean_strip_params, small_page_par
 from veernet_pipeline.cli import main
 from veernet_pipeline.config import Range, Settings
 from veernet_pipeline.inference.page import digitize_page, digitize_page_file
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import LasCurve, read_curves
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.pages.assemble import TrackReading, las_name, merge_section
@@ -105,7 +106,7 @@ def test_a_page_without_a_usable_layout_is_a_layout_error(tmp_path: Path, clean_
 def test_veernet_digitize_with_a_layout(tmp_path: Path, clean_page: SyntheticPage, test_settings: Settings) -> None:
     scan = write_page(tmp_path, "cli", clean_page.image, clean_page.layout, [])
     model = tmp_path / "model"
-    save_model(model, untrained_veernet(test_settings, 3), test_settings.model, 3)
+    save_model(model, untrained_veernet(test_settings, NUM_CLASSES), test_settings.model, NUM_CLASSES)
     params = ["--params", str(test_settings.root / "params.yaml"), "--profile", "test"]
     layout = tmp_path / "elsewhere.json"
     layout.write_text((tmp_path / "cli.tif.layout.json").read_text())
