@@ -33,8 +33,9 @@ from veernet_pipeline.io.atomic import atomic_dir, write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import LasCurve, read_curves
 from veernet_pipeline.io.manifest import sidecar_path
+from veernet_pipeline.io.scan_errors import BAD_LAYOUT
 from veernet_pipeline.pages.assemble import TrackReading, merge_section, write_section_las
-from veernet_pipeline.pages.layout import BAD_LAYOUT, LayoutError, find_layout, load_layout
+from veernet_pipeline.pages.layout import LayoutError, find_layout, load_layout
 from veernet_pipeline.progress import progress
 from veernet_pipeline.provenance import digest
 

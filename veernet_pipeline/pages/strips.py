@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from veernet_pipeline.io.calibration import CalibrationError
-from veernet_pipeline.io.scan_errors import UNSUPPORTED, ScanReadError
+from veernet_pipeline.io.scan_errors import BAD_LAYOUT, UNSUPPORTED, ScanReadError
 from veernet_pipeline.io.scanfile import ReadRules, failure_fields, header_fields, image_statistics
 from veernet_pipeline.io.tiff import check_budget, decode_scan, read_header, unsupported_reason, write_tiff
 from veernet_pipeline.pages.cut import Strip, cut_page
-from veernet_pipeline.pages.layout import BAD_LAYOUT, LayoutError, load_layout
+from veernet_pipeline.pages.layout import LayoutError, load_layout
 from veernet_pipeline.provenance import file_sha256
 
 CALIBRATION_SUFFIX = ".calib.json"

@@ -11,7 +11,6 @@ from enum import StrEnum
 
 from veernet_pipeline.io import scan_errors
 from veernet_pipeline.io.manifest import MANIFEST_COLUMNS
-from veernet_pipeline.pages import layout
 
 
 class ReasonCode(StrEnum):
@@ -27,7 +26,7 @@ class ReasonCode(StrEnum):
     DECODE_TIMEOUT = scan_errors.DECODE_TIMEOUT
     INGEST_ERROR = scan_errors.INGEST_ERROR
     # Set by ingest for a whole-log page whose layout cannot be used (`pages.strips`): one row for the page.
-    BAD_LAYOUT = layout.BAD_LAYOUT
+    BAD_LAYOUT = scan_errors.BAD_LAYOUT
     # Set by the schema: the scan's header is outside the accepted layout.
     WIDTH_OUT_OF_RANGE = "width_out_of_range"
     HEIGHT_OUT_OF_RANGE = "height_out_of_range"
