@@ -51,8 +51,11 @@ class ReadRules:
 
     def declines(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its size, depth or pages: it is then not decoded."""
-        return (self.declines_size(header.landscape_width, header.landscape_height)
-                or header.bits not in self.bits or not 1 <= header.pages <= self.max_pages)
+        return self.declines_size(header.landscape_width, header.landscape_height) or self.declines_format(header)
+
+    def declines_format(self, header: TiffHeader) -> bool:
+        """True when validation will reject this scan for its bit depth or page count."""
+        return header.bits not in self.bits or not 1 <= header.pages <= self.max_pages
 
     def declines_size(self, width: int, height: int) -> bool:
         """True when a landscape image of `width` x `height` px misses the size bounds (a page's strip, too)."""
