@@ -34,12 +34,13 @@ def tranche_project(folder: Path) -> Settings:
 
 
 def register_champion(settings: Settings) -> str:
-    """An untrained 3-class VeerNet of the test profile registered in the project's store as `champion`."""
+    """An untrained multiclass VeerNet of the test profile registered in the project's store as `champion`."""
+    from veernet_pipeline.io.classes import NUM_CLASSES
     from veernet_pipeline.model.veernet import save_model
     from veernet_pipeline.tracking import store
 
     folder = settings.path("models") / "multiclass"
-    save_model(folder, untrained_veernet(settings, 3), settings.model, 3)
+    save_model(folder, untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {"profile": settings.profile}):
         version = store.log_model(folder, MODEL)
     store.set_alias(settings.root, MODEL, "champion", version)

@@ -11,7 +11,7 @@ it: files in = rows out, checked on every run. The work on a file runs in worker
    pixels, ``paper_level`` and ``ink_share`` (`scanfile.image_statistics`), which the Great
    Expectations check on validated scans reads.
 
-Whole-log pages: with a `PageReader` (the ingest stage passes `pages.strips.PAGE_READER`), a file
+Whole-log pages: with a `PageReader` (the ingest stage passes `stages.ingest.PAGES`), a file
 a layout applies to goes to its page step instead (`pages.strips.page_step`, same workers and
 limits), which cuts it into its track strips and gives one manifest row per strip, each with its
 calibration sidecar written beside its decoded copy. A page is read again on every run (its
