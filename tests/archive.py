@@ -35,7 +35,8 @@ def tranche_project(folder: Path) -> Settings:
 
 
 def register_champion(settings: Settings) -> str:
-    """An untrained 3-class VeerNet of the test profile registered in the project's store as `champion`."""
+    """An untrained multiclass VeerNet of the test profile registered in the project's store as `champion`."""
+    from veernet_pipeline.io.classes import NUM_CLASSES
     from veernet_pipeline.model.veernet import save_model
     from veernet_pipeline.tracking import store
 

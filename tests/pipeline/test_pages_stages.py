@@ -1,9 +1,10 @@
 """The ingest, validate and infer stages on a tranche of whole-log pages, with a registered model in a real store.
 
 The values read are compared with the native curves in tests/unit/test_pages_archive.py (a per-pixel
-net reads them exactly); here the model is an untrained VeerNet, so this checks the stages: every
-page counted, one LAS per well and section with every track's curves on the section's depths, and a
-bad layout recorded with its field while the other page goes on.
+net reads them exactly); here the model is an untrained VeerNet, so this checks the stages: ingest
+cuts each page into its track strips (one manifest row each), validation passes them as scans and
+quarantines the bad layout once for its page, infer reads the strips and assembles one LAS per well
+and section with every track's curves on the section's depths, while the other page goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from tests.conftest import make_project
 from tests.nets import untrained_veernet
 from tests.pages import small_page_params
-from veernet_pipeline.config import load_settings
+from veernet_pipeline.config import Range, load_settings
 from veernet_pipeline.inference.pages_archive import PAGES_INDEX
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import read_curves
@@ -37,7 +38,9 @@ def test_the_stages_read_a_tranche_of_pages_to_one_las_per_well(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     settings = load_settings(make_project(tmp_path / "project"))
-    page = render_page(11, 0, small_page_params(), settings.synthesize, load_wells(""))
+    # A 256-row repeat section: its strips are validate.width.min (the test profile's) long.
+    page = render_page(11, 0, small_page_params(repeat_rows=Range(min=256, max=256)), settings.synthesize,
+                       load_wells(""))
     tranche = settings.path("raw") / "tranche7"
     write_page(tranche, "wellA", page.image, page.layout, [])
     (tranche / "wellA.tif.layout.json").rename(tranche / TRANCHE_LAYOUT)
@@ -46,9 +49,13 @@ def test_the_stages_read_a_tranche_of_pages_to_one_las_per_well(tmp_path: Path,
     bad["sections"][1]["depth"]["unit"] = 7
     (tranche / "wellB.tif.layout.json").write_text(json.dumps(bad))
 
-    assert ingest(settings).counts["files"] == 2  # pages are counted as files
+    ingested = ingest(settings).counts
+    # Pages are counted as files: 2 in, wellA cut into 2 sections x 2 tracks, wellB one bad_layout row.
+    assert {k: ingested[k] for k in ("files", "pages", "strips", "rows")} == {"files": 2, "pages": 2, "strips": 4,
+                                                                            "rows": 5}, ingested
     validated = validate(settings).counts
-    assert sum(v for k, v in validated.items() if k in ("validated", "quarantined")) == 2, validated
+    assert (validated["validated"], validated["quarantined"], validated["by_reason.bad_layout"],
+            validated["by_reason.height_out_of_range"]) == (4, 1, 1, 0), validated
     model = tmp_path / "model"
     save_model(model, untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {"profile": "test"}):

@@ -125,7 +125,8 @@ def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
     assert raw_dir == archive["raw"].resolve()
     assert tuple(manifest.columns) == MANIFEST_COLUMNS
     assert manifest["path"].tolist() == sorted(EXPECTED)
-    assert archive["ingest_counts"] == {"files": 16, "decoded": 8, "errors": 4, "read": 16, "reused": 0}
+    assert archive["ingest_counts"] == {"files": 16, "pages": 0, "strips": 0, "rows": 16, "decoded": 8,
+                                       "errors": 4, "read": 16, "reused": 0}
     by_path = manifest.set_index("path")
     errors = by_path.loc[by_path["error_code"] != "", "error_code"].to_dict()
     assert errors == {"broken_truncated.tif": "truncated", "lab.tif": "unsupported", "not_a_scan.TIF": "unreadable",
@@ -288,8 +289,8 @@ def test_schema_uses_the_same_bounds(archive: dict, params: ValidateParams) -> N
 
 def test_reason_codes_cover_ingest_error_codes() -> None:
     assert {tiff.UNREADABLE, tiff.TRUNCATED, tiff.UNSUPPORTED, tiff.TOO_LARGE, "decode_crashed", "decode_timeout",
-            "ingest_error"} <= {str(c) for c in ReasonCode}
-    assert len(ReasonCode) == 14
+            "ingest_error", "bad_layout"} <= {str(c) for c in ReasonCode}
+    assert len(ReasonCode) == 15
 
 
 def test_runbook_lists_every_reason_code() -> None:
@@ -311,7 +312,7 @@ def test_rows_within_bounds_that_ingest_did_not_decode(archive: dict, tmp_path: 
 def test_empty_archive(tmp_path: Path, params: ValidateParams, ingest: IngestParams) -> None:
     (tmp_path / "raw").mkdir()
     assert ingest_archive(tmp_path / "raw", tmp_path / "ing", ingest, params) == {
-        "files": 0, "decoded": 0, "errors": 0, "read": 0, "reused": 0}
+        "files": 0, "pages": 0, "strips": 0, "rows": 0, "decoded": 0, "errors": 0, "read": 0, "reused": 0}
     counts = validate_manifest(tmp_path / "ing", tmp_path / "val", params)
     assert (counts["files"], counts["validated"], counts["quarantined"]) == (0, 0, 0)
     assert pd.read_parquet(tmp_path / "val" / "quarantine.parquet").empty

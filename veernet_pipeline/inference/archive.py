@@ -35,6 +35,7 @@ from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, wri
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.manifest import sidecar_path
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -89,6 +90,7 @@ def digitize_validated(
     infer: InferParams,
     extract: ExtractParams,
     index_dir: Path | None = None,
+    loaded: nn.Module | None = None,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -96,7 +98,7 @@ def digitize_validated(
         validated_dir: holds `validated.parquet` (manifest columns: path, sha256, decoded, calibration,
             calibration_sha256).
         ingested_dir: root of the `decoded` landscape scans.
-        raw_dir: root of the scans' `calibration` sidecar paths.
+        raw_dir: root of the scans' `calibration` sidecar paths (a page's strip has its sidecar in `ingested_dir`).
         model_dir: `weights.pt` + `model.json`, loaded only if some scan needs work.
         label: names the output folder, e.g. "veernet-multiclass-v3-x1a2b3c4d".
         out_dir: output root of the LAS and QC files.
@@ -105,6 +107,7 @@ def digitize_validated(
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
         index_dir: where `index.parquet` and `failures.parquet` go (default `out_dir`); a tranche's
             run keeps its own index there while its LAS files join everyone's in `out_dir`.
+        loaded: the model already loaded, in eval mode, instead of loading `model_dir`.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -114,7 +117,7 @@ def digitize_validated(
         raise FileNotFoundError(f"{manifest}: no validated manifest; run `veernet validate` first")
     scans = pd.read_parquet(manifest)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model: nn.Module | None = None
+    model: nn.Module | None = loaded
     index_dir = Path(index_dir or out_dir)
     before = previous_index(index_dir)
     threshold = infer.low_confidence
@@ -177,7 +180,8 @@ def _digitize_one(
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
-    calibration = Calibration.from_file(raw_dir / row.calibration) if row.calibration else None
+    sidecar = sidecar_path(row.calibration, row.page_file, raw_dir, ingested_dir)  # a page's strip: beside it
+    calibration = Calibration.from_file(sidecar) if row.calibration else None
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
                            max_height=infer.max_height, source=row.path)
     write_digitized(result, image, las_path, qc_path,

@@ -2,8 +2,10 @@
 
 The per-strip reading is `digitize.digitize_scan`, unchanged: a page is only a way of producing
 strips and their sidecars (`pages.cut`) and of putting the strips' curves back together
-(`pages.assemble`). `digitize_page` works on pixels already in memory (the pipeline's ingest will
-call it on decoded pages); `digitize_page_file` is `veernet digitize PAGE --layout`.
+(`pages.assemble`). `digitize_page` works on pixels already in memory; `digitize_page_file` is
+`veernet digitize PAGE --layout`. The pipeline's stages do the same in steps instead: ingest cuts
+the strips (`pages.strips`), validation and `inference.archive` treat them as scans, and
+`inference.pages_archive` merges their LAS files.
 """
 
 from __future__ import annotations

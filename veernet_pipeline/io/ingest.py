@@ -11,6 +11,15 @@ it: files in = rows out, checked on every run. The work on a file runs in worker
    pixels, ``paper_level`` and ``ink_share`` (`scanfile.image_statistics`), which the Great
    Expectations check on validated scans reads.
 
+Whole-log pages: with a `PageReader` (the ingest stage passes `stages.ingest.PAGES`), a file
+a layout applies to goes to its page step instead (`pages.strips.page_step`, same workers and
+limits), which cuts it into its track strips and gives one manifest row per strip, each with its
+calibration sidecar written beside its decoded copy. A page is read again on every run (its
+layout files can change while it does not). Count in = count out, for pages too: every file is
+either a scan, with exactly one row whose ``page_file`` is empty, or a page, whose rows all carry
+``page_file`` = its path: ``page_strips`` strip rows, or one error row (``page_strips`` 0) when it
+could not be cut (``bad_layout``, or any scan error code). Checked on every run.
+
 A file that fails at any step (an exception, a worker that dies, a time limit) still gets its row,
 with ``error_code``/``error_message`` filled; validation quarantines it. So one broken scan never
 stops a backfill of thousands.
@@ -28,6 +37,8 @@ guard (the `veernet` CLI, Dagster and pytest have it).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +72,20 @@ _HEADER_COLUMNS = [c for c in MANIFEST_COLUMNS if c not in ("path", "decoded", "
                                                              "calibration", "calibration_sha256")]
 
 
+@dataclass(frozen=True)
+class PageReader:
+    """How ingest recognises and reads whole-log pages (`pages.strips`; `io` may not import `pages`).
+
+    Attributes:
+        layouts: the layout files that apply to a scan (empty: not a page).
+        step: the worker task ``(path, rel, out_dir, scans folder, rules) -> {"strips": [fields...]}`` or error
+            fields.
+    """
+
+    layouts: Callable[[Path], list[Path]]
+    step: Callable[[str, str, str, str, ReadRules], dict[str, Any]]
+
+
 def scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...], tranche: str | None = None) -> list[Path]:
     """Every file under `raw_dir` whose extension is one of `extensions` (case-insensitive), sorted by relative path.
 
@@ -92,7 +117,7 @@ def _remembered(known: dict[str, Any] | None, size: int, mtime: int, out_dir: Pa
 
     A row that failed by the worker limits (time, crash) is tried again when those limits changed.
     """
-    if known is None or (int(known["bytes"]), int(known[MTIME_COLUMN])) != (size, mtime):
+    if known is None or known["page_file"] or (int(known["bytes"]), int(known[MTIME_COLUMN])) != (size, mtime):
         return False
     if known["decoded"] and not (out_dir / known["decoded"]).is_file():
         return False
@@ -107,10 +132,18 @@ def _sidecar_fields(path: Path, raw_dir: Path) -> dict[str, str]:
 
 
 def _read_files(jobs: dict[str, Path], out_dir: Path, params: IngestParams, rules: ReadRules,
-                decoded_by_sha: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Header then decode steps for `jobs` (relative path -> file) in worker processes; fields per path."""
-    workers = worker_count(params.workers, len(jobs))
+                decoded_by_sha: dict[str, dict[str, Any]], pages: dict[str, Path],
+                reader: PageReader | None) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Header then decode steps for `jobs`, the page step for `pages` (relative path -> file) in worker processes.
+
+    Returns:
+        Fields per scan path, and the page step's outcome per page path.
+    """
+    workers = worker_count(params.workers, len(jobs) + len(pages))
     with worker_pool(workers, params.worker_memory_mb) as pool:
+        cut = run_each(pool, reader.step, [(rel, (str(p), rel, str(out_dir), SCANS_DIR, rules))
+                                        for rel, p in pages.items()],
+                       params.timeout_s, "page") if reader is not None and pages else {}
         found = run_each(pool, header_step, [(rel, (str(p), rel, rules)) for rel, p in jobs.items()],
                          params.timeout_s, "header")
         to_decode = []
@@ -128,11 +161,33 @@ def _read_files(jobs: dict[str, Path], out_dir: Path, params: IngestParams, rule
         if fields.get("error_code"):
             fields["decoded"] = ""
         found[rel].update(fields)
-    return found
+    return found, cut
+
+
+def _page_rows(rel: str, outcome: dict[str, Any]) -> list[dict[str, Any]]:
+    """A page's manifest rows: one per strip, or one error row for the page (module docstring)."""
+    if "strips" in outcome:
+        return [{**blank_row(s["path"]), **s} for s in outcome["strips"]]
+    row = blank_row(rel)
+    row.update({k: v for k, v in outcome.items() if k in MANIFEST_COLUMNS}, page_file=rel, page_strips=0)
+    return [row]
+
+
+def _check_counts(raw_dir: Path, files: list[Path], pages: set[str], manifest: Any) -> None:
+    """Files in = rows out: each scan one row without ``page_file``; each page its strips or one error row."""
+    rels = [p.relative_to(raw_dir).as_posix() for p in files]
+    scans = manifest[manifest["page_file"] == ""]["path"].tolist()
+    by_page = manifest[manifest["page_file"] != ""].groupby("page_file", sort=False)["page_strips"]
+    wrong = [page for page, strips in by_page if len(strips) != max(1, int(strips.iloc[0]))
+             or (strips != strips.iloc[0]).any()]
+    if scans != [r for r in rels if r not in pages] or set(by_page.groups) != pages or wrong:
+        raise AssertionError(f"{raw_dir}: {len(files)} files in ({len(pages)} pages) but {len(manifest)} manifest "
+                             f"rows out ({len(scans)} scans, pages {sorted(by_page.groups)}; strip counts wrong: "
+                             f"{wrong})")
 
 
 def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: ValidateParams,
-                   tranche: str | None = None) -> dict[str, int]:
+                   tranche: str | None = None, pages: PageReader | None = None) -> dict[str, int]:
     """Walk an archive, read its scans in worker processes and write ``out_dir/manifest.parquet``.
 
     Args:
@@ -141,10 +196,12 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         params: the ``ingest:`` section (extensions, workers, pixel budget, worker limits).
         bounds: the ``validate:`` section: a scan whose header misses a bound is not decoded.
         tranche: only this tranche's files (`io.tranches`); manifest paths stay relative to ``raw_dir``.
+        pages: how to recognise and cut whole-log pages; None reads every file as one scan.
 
     Returns:
-        ``{"files", "decoded", "errors", "read", "reused"}``: ``read`` files went through the
-        workers, ``reused`` kept their row from the last run.
+        ``{"files", "pages", "strips", "rows", "decoded", "errors", "read", "reused"}``: ``files``
+        in (pages among them), ``strips`` cut from the pages, ``rows`` in the manifest, ``read``
+        files went through the workers, ``reused`` kept their row from the last run.
 
     Raises:
         EmptyArchive: ``raw_dir`` does not exist (a folder without scans gives an empty manifest).
@@ -163,6 +220,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     rows: dict[str, dict[str, Any]] = {}
     mtimes: dict[str, int] = {}
     jobs: dict[str, Path] = {}
+    page_jobs: dict[str, Path] = {}
     reused = 0
     for path in files:
         rel = path.relative_to(raw_dir).as_posix()
@@ -174,24 +232,36 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
             rows[rel].update(failure_fields(rel, exc))
             continue
         mtimes[rel] = stat.st_mtime_ns
-        if _remembered(known.get(rel), stat.st_size, stat.st_mtime_ns, out_dir, same_limits):
+        if pages is not None and pages.layouts(path):
+            page_jobs[rel] = path
+        elif _remembered(known.get(rel), stat.st_size, stat.st_mtime_ns, out_dir, same_limits):
             rows[rel].update({name: known[rel][name] for name in (*_HEADER_COLUMNS, "decoded", "paper_level",
                                                                  "ink_share")})
             reused += 1
         else:
             jobs[rel] = path
-    if jobs:
-        for rel, fields in _read_files(jobs, out_dir, params, rules, decoded_by_sha).items():
+    cut: dict[str, dict[str, Any]] = {}
+    if jobs or page_jobs:
+        found, cut = _read_files(jobs, out_dir, params, rules, decoded_by_sha, page_jobs, pages)
+        for rel, fields in found.items():
             rows[rel].update(fields)
-    manifest = manifest_frame([rows[p.relative_to(raw_dir).as_posix()] for p in files])
-    if manifest["path"].tolist() != [p.relative_to(raw_dir).as_posix() for p in files]:
-        raise AssertionError(f"{raw_dir}: {len(files)} files in but {len(manifest)} manifest rows out")
+    ordered: list[dict[str, Any]] = []
+    row_mtimes: list[int] = []
+    for path in files:
+        rel = path.relative_to(raw_dir).as_posix()
+        these = _page_rows(rel, cut[rel]) if rel in page_jobs else [rows[rel]]
+        ordered += these
+        row_mtimes += [mtimes[rel]] * len(these)
+    manifest = manifest_frame(ordered)
+    _check_counts(raw_dir, files, set(page_jobs), manifest)
     write_manifest(out_dir, manifest, raw_dir)
-    write_state(out_dir, manifest, [mtimes[p] for p in manifest["path"]], keys)
+    write_state(out_dir, manifest, row_mtimes, keys)
     failed = manifest[manifest["error_code"] != ""]
     for message in failed["error_message"]:
         logger.warning("%s", message)
-    counts = {"files": len(manifest), "decoded": int((manifest["decoded"] != "").sum()), "errors": len(failed),
-              "read": len(jobs), "reused": reused}
+    strips = manifest[manifest["page_strips"] > 0]
+    counts = {"files": len(files), "pages": len(page_jobs), "strips": len(strips), "rows": len(manifest),
+              "decoded": int((manifest["decoded"] != "").sum()), "errors": len(failed),
+              "read": len(jobs) + len(page_jobs), "reused": reused}
     logger.info("ingested %s: %s", raw_dir, counts)
     return counts

@@ -55,10 +55,23 @@ MANIFEST_DTYPES: dict[str, str] = {
     # The sidecar's content hash: a corrected sidecar changes the manifest, so validation and the
     # archive's outputs (keyed by it) follow the correction.
     "calibration_sha256": "object",
+    # A whole-log page's track strip (`pages.strips`): the page's relative path, the strip's section
+    # and track, its rows and columns on the stored page, and how many strips the page gave. A page
+    # whose layout failed has one row with `page_file` set and `page_strips` 0; "" / 0 for a scan.
+    "page_file": "object",
+    "section": "object",
+    "track": "object",
+    "page_bounds": "object",
+    "page_strips": "int64",
     "error_code": "object",
     "error_message": "object",
 }
 MANIFEST_COLUMNS: tuple[str, ...] = tuple(MANIFEST_DTYPES)
+
+
+def sidecar_path(calibration: str, page_file: str, raw_dir: Path, ingested_dir: Path) -> Path:
+    """Where a row's ``calibration`` sidecar is: beside the decoded strip for a page's strip, else in the archive."""
+    return (Path(ingested_dir) if page_file else Path(raw_dir)) / calibration
 
 
 def blank_row(rel: str) -> dict[str, Any]:

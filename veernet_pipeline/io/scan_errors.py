@@ -18,6 +18,8 @@ TOO_LARGE = "too_large"
 DECODE_CRASHED = "decode_crashed"
 DECODE_TIMEOUT = "decode_timeout"
 INGEST_ERROR = "ingest_error"
+# A whole-log page whose layout cannot be used (`pages.layout`, `pages.strips`): one row for the page.
+BAD_LAYOUT = "bad_layout"
 
 _CLASSIC_MAGIC = (b"II*\x00", b"MM\x00*")
 _BIG_MAGIC = (b"II+\x00", b"MM\x00+")

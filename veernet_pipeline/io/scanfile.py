@@ -51,10 +51,16 @@ class ReadRules:
 
     def declines(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its size, depth or pages: it is then not decoded."""
-        width, height = header.landscape_width, header.landscape_height
+        return self.declines_size(header.landscape_width, header.landscape_height) or self.declines_format(header)
+
+    def declines_format(self, header: TiffHeader) -> bool:
+        """True when validation will reject this scan for its bit depth or page count."""
+        return header.bits not in self.bits or not 1 <= header.pages <= self.max_pages
+
+    def declines_size(self, width: int, height: int) -> bool:
+        """True when a landscape image of `width` x `height` px misses the size bounds (a page's strip, too)."""
         return (width < self.width_min or (self.width_max is not None and width > self.width_max)
-                or not self.height_min <= height <= self.height_max
-                or header.bits not in self.bits or not 1 <= header.pages <= self.max_pages)
+                or not self.height_min <= height <= self.height_max)
 
 
 def init_worker(memory_mb: int) -> None:
@@ -105,7 +111,8 @@ def failure_fields(rel: str, exc: Exception) -> dict[str, str]:
     return {"error_code": code, "error_message": f"{rel}: {message}"}
 
 
-def _header_fields(header: TiffHeader) -> dict[str, Any]:
+def header_fields(header: TiffHeader) -> dict[str, Any]:
+    """The manifest fields a header fills."""
     return {"width": header.landscape_width, "height": header.landscape_height, "stored_width": header.width,
             "stored_height": header.height, "rotated": header.rotated, "bits": header.bits,
             "samples": header.samples, "photometric": header.photometric, "compression": header.compression,
@@ -123,7 +130,7 @@ def header_step(path: str, rel: str, rules: ReadRules) -> dict[str, Any]:
     try:
         fields["sha256"], fields["bytes"] = file_sha256(path)
         header = read_header(path)
-        fields.update(_header_fields(header))
+        fields.update(header_fields(header))
         check_budget(header, path, rules.max_pixels)
         reason = unsupported_reason(header)
         if reason:

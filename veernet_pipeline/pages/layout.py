@@ -36,8 +36,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 LAYOUT_SUFFIX = ".layout.json"
 TRANCHE_LAYOUT = "tranche.layout.json"
-# The quarantine reason code for a layout that cannot be used (spelt like validation's codes).
-BAD_LAYOUT = "bad_layout"
 # Beyond this a page is turned, not skewed; scanners stay well within a degree.
 MAX_SKEW_DEG = 5.0
 # `<MNEM>_CONF` is the confidence companion `veernet digitize` writes beside each curve.

@@ -9,7 +9,7 @@ archives), and `files_schema` states what must hold of them:
 - it is one page of one ``uint8`` sample per pixel: the pipeline's decoded-scan convention;
 - its stored shape equals the row's (height, width), and it is landscape (width >= height);
 - ``path`` and ``sha256`` are unique across the rows;
-- a ``calibration`` sidecar a row names exists in the archive.
+- a ``calibration`` sidecar a row names exists in the archive (a page's strip: beside its decoded copy).
 
 So a decoded scan deleted, truncated or replaced by another image since ingest fails the check.
 """
@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 import pandera.pandas as pa
 
+from veernet_pipeline.io.manifest import sidecar_path
 from veernet_pipeline.io.tiff import ScanReadError, read_header
 
 # The decoded-scan facts that stay unknown (<NA>) when its header cannot be read; only
@@ -47,7 +48,8 @@ def file_facts(validated: pd.DataFrame, ingested_dir: Path, raw_dir: Path) -> pd
     for row in validated.itertuples(index=False):
         fact: dict[str, Any] = {"path": row.path, "sha256": row.sha256, "height": row.height, "width": row.width,
                                 "decoded_error": "", **dict.fromkeys(_HEADER_FACTS),
-                                "calibration_found": not row.calibration or (raw_dir / row.calibration).is_file()}
+                                "calibration_found": not row.calibration or sidecar_path(
+                                    row.calibration, row.page_file, raw_dir, ingested_dir).is_file()}
         if not row.decoded:
             fact["decoded_error"] = f"{row.path}: the row names no decoded scan; re-run the ingest stage"
         else:

@@ -34,19 +34,22 @@ def manifest_accounting(settings: Settings, tranche: str | None = None) -> Check
 
     The archive is walked with ingest's own `scan_files` (``ingest.extensions``, case-insensitive), not
     read from the manifest, so this fails when a scan was added to or removed from `paths.raw` after
-    ingest, or when a row is missing from both tables or appears twice across them. With `tranche`,
+    ingest, or when a row is missing from both tables or appears twice across them. A whole-log page
+    counts as its file through its strips' ``page_file``. With `tranche`,
     that tranche's files against that tranche's tables.
     """
     raw = settings.path("raw")
     on_disk = {p.relative_to(raw).as_posix() for p in scan_files(raw, settings.ingest.extensions, tranche)}
     validated = validated_rows(settings, tranche)
     quarantined = read_table(archive_dirs(settings, tranche).validated / QUARANTINE, "quarantined_scans")
-    listed = pd.concat([validated["path"], quarantined["path"]], ignore_index=True)
-    times = listed.value_counts()
+    rows = pd.concat([validated[["path", "page_file"]], quarantined[["path", "page_file"]]], ignore_index=True)
+    # A whole-log page's rows are its track strips (or one bad_layout row): the page's file is `page_file`.
+    listed = set(rows["path"][rows["page_file"] == ""]) | set(rows["page_file"][rows["page_file"] != ""])
+    times = rows["path"].value_counts()
     problems = {
-        "archive_files_in_neither_table": list(on_disk - set(listed)),
+        "archive_files_in_neither_table": list(on_disk - listed),
         "rows_listed_twice": list(times[times > 1].index),
-        "rows_whose_file_left_the_archive": list(set(listed) - on_disk),
+        "rows_whose_file_left_the_archive": list(listed - on_disk),
     }
     counts = {"archive": len(on_disk), "validated": len(validated), "quarantined": len(quarantined)}
     return accounting(counts, problems,

@@ -14,10 +14,8 @@ import time
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE, digitize_validated
-from veernet_pipeline.inference.pages_archive import PAGES_INDEX, digitize_pages
-from veernet_pipeline.io.ingest import scan_files
+from veernet_pipeline.inference.pages_archive import PAGES_INDEX, assemble_pages
 from veernet_pipeline.io.tranches import archive_dirs
-from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.provenance import digest
 from veernet_pipeline.stages.cache import StageResult, files_version, stage_code_version
 from veernet_pipeline.tracking import store
@@ -29,7 +27,8 @@ def output_label(name: str, version: str, settings: Settings) -> str:
 
 
 def infer(settings: Settings, model_uri: str | None = None, tranche: str | None = None) -> StageResult:
-    """Digitise every validated scan, and every whole-log page with a layout, of the archive or of one tranche.
+    """Digitise every validated scan (a whole-log page's track strips too) of the archive or of one tranche, and
+    assemble each page's strips into one LAS per well and section.
 
     The model defaults to `veernet-multiclass@champion`. A tranche's indexes go to its own folder
     (`io.tranches.archive_dirs`); its LAS files go where everyone's do, keyed by content.
@@ -43,11 +42,8 @@ def infer(settings: Settings, model_uri: str | None = None, tranche: str | None 
     started = time.perf_counter()
     counts = digitize_validated(dirs.validated, dirs.ingested, settings.path("raw"),
                                 model_dir, label, out, settings.infer, settings.extract, dirs.index)
-    # Whole-log pages (a layout beside them) are read from the archive, one LAS per well and section.
-    raw = settings.path("raw")
-    counts |= digitize_pages(raw, scan_files(raw, settings.ingest.extensions, tranche), load_model(model_dir).eval(),
-                             label, out, settings.infer.tile_width, settings.infer.tile_overlap, settings.extract,
-                             dirs.index)
+    # Whole-log pages: ingest cut them into track strips, read above like any scan; put back together here.
+    counts |= assemble_pages(dirs.validated, dirs.ingested, settings.path("raw"), label, out, dirs.index)
     return StageResult("infer", fingerprint=digest({"model": uri, "version": version, "label": label}),
                        data_version=files_version([dirs.index / INDEX_FILE, dirs.index / PAGES_INDEX]),
                        skipped=counts["written"] + counts["failed"] + counts["pages_written"] + counts["pages_failed"]

@@ -1,13 +1,18 @@
-"""The ingest stage: walk the raw archive, write the manifest and the decoded landscape scans."""
+"""The ingest stage: walk the raw archive, write the manifest and the decoded landscape scans (pages cut to strips)."""
 
 from __future__ import annotations
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.errors import EmptyArchive
-from veernet_pipeline.io.ingest import MANIFEST_FILE, ingest_archive
+from veernet_pipeline.io.ingest import MANIFEST_FILE, PageReader, ingest_archive
 from veernet_pipeline.io.tranches import ROOT_TRANCHE, archive_dirs, tranche_states
+from veernet_pipeline.pages.layout import find_layout
+from veernet_pipeline.pages.strips import page_step
 from veernet_pipeline.provenance import folder_listing
 from veernet_pipeline.stages.cache import StageResult, files_version, run_cached
+
+# A scan with a layout beside it is a whole-log page: ingest cuts it into its track strips.
+PAGES = PageReader(layouts=find_layout, step=page_step)
 
 
 def ingest(settings: Settings, tranche: str | None = None) -> StageResult:
@@ -15,7 +20,7 @@ def ingest(settings: Settings, tranche: str | None = None) -> StageResult:
     raw, out = settings.path("raw"), archive_dirs(settings, tranche).ingested
 
     def work(_: str) -> StageResult:
-        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche)
+        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche, PAGES)
         if counts["files"] == 0:
             # Nothing downstream could do anything: say so where the operator looks, not as 0 LAS files.
             where = raw / tranche if tranche and tranche != ROOT_TRANCHE else raw

@@ -31,6 +31,7 @@ import pandera.pandas as pa
 from veernet_pipeline.config import ValidateParams
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
 from veernet_pipeline.io.ingest import MANIFEST_DTYPES, image_statistics
+from veernet_pipeline.io.manifest import blank_row
 from veernet_pipeline.synthetic.render import SyntheticLog
 from veernet_pipeline.validation.quarantine import ReasonCode
 from veernet_pipeline.validation.schema import bound_rules, manifest_schema
@@ -59,11 +60,11 @@ def pixel_digest(image: np.ndarray) -> str:
 def manifest_row(name: str, image: np.ndarray, sidecar: str, sha256: str) -> dict[str, object]:
     """The manifest row ingest would write for this instance stored as an 8-bit landscape TIFF."""
     height, width = image.shape
-    return {"path": name, "sha256": sha256, "bytes": int(image.nbytes), "width": width, "height": height,
-            "stored_width": width, "stored_height": height, "rotated": False, "bits": 8, "samples": 1,
-            "photometric": "minisblack", "compression": "zlib", "pages": 1, "page": 0, "decoded": name,
-            **image_statistics(image), "calibration": sidecar, "calibration_sha256": "",
-            "error_code": "", "error_message": ""}
+    # Every other column as ingest leaves it for a scan (no page strip, no error).
+    return {**blank_row(name), "sha256": sha256, "bytes": int(image.nbytes), "width": width, "height": height,
+            "stored_width": width, "stored_height": height, "bits": 8, "samples": 1,
+            "photometric": "minisblack", "compression": "zlib", "pages": 1, "decoded": name,
+            **image_statistics(image), "calibration": sidecar}
 
 
 @lru_cache(maxsize=4)

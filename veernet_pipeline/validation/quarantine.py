@@ -25,6 +25,8 @@ class ReasonCode(StrEnum):
     DECODE_CRASHED = scan_errors.DECODE_CRASHED
     DECODE_TIMEOUT = scan_errors.DECODE_TIMEOUT
     INGEST_ERROR = scan_errors.INGEST_ERROR
+    # Set by ingest for a whole-log page whose layout cannot be used (`pages.strips`): one row for the page.
+    BAD_LAYOUT = scan_errors.BAD_LAYOUT
     # Set by the schema: the scan's header is outside the accepted layout.
     WIDTH_OUT_OF_RANGE = "width_out_of_range"
     HEIGHT_OUT_OF_RANGE = "height_out_of_range"

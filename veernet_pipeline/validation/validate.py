@@ -3,11 +3,12 @@
 Order of checks, first reason wins for a row:
 
 1. an ingest error (unreadable, truncated, unsupported, too_large, decode_crashed, decode_timeout,
-   ingest_error) is quarantined with that code;
+   ingest_error; bad_layout for a whole-log page) is quarantined with that code;
 2. the pandera schema (`schema.manifest_schema`, lazy) flags scans outside the layout bounds
    (ingest read their headers but did not decode them);
 3. a scan within every bound that ingest did not decode (it ran with other bounds) -> ``not_decoded``;
-4. a calibration sidecar that `Calibration.from_file` rejects -> ``bad_calibration``;
+4. a calibration sidecar that `Calibration.from_file` rejects -> ``bad_calibration`` (a page's track strip
+   is held to rules 2-5 like any scan, with the sidecar ingest wrote beside it);
 5. among the scans still accepted, a repeated sha256 -> ``duplicate`` (the first path is kept).
 
 Duplicates are decided last so that a copy with a good sidecar is kept when the first copy's
@@ -30,7 +31,7 @@ import pandera.pandas as pa
 from veernet_pipeline.config import ValidateParams
 from veernet_pipeline.io.atomic import write_parquet_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
-from veernet_pipeline.io.manifest import MANIFEST_COLUMNS, MANIFEST_FILE, read_manifest
+from veernet_pipeline.io.manifest import MANIFEST_COLUMNS, MANIFEST_FILE, read_manifest, sidecar_path
 from veernet_pipeline.validation.expectations import run_expectations
 from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
 from veernet_pipeline.validation.schema import bound_rules, manifest_schema
@@ -70,12 +71,12 @@ def _schema_reasons(candidates: pd.DataFrame, params: ValidateParams, source: Pa
     return reasons
 
 
-def _calibration_reasons(rows: pd.DataFrame, raw_dir: Path | None, source: Path) -> Reasons:
+def _calibration_reasons(rows: pd.DataFrame, raw_dir: Path | None, ingested_dir: Path, source: Path) -> Reasons:
     reasons: Reasons = {}
     for idx, row in rows[rows["calibration"] != ""].iterrows():
         if raw_dir is None:
             raise ValueError(f"{source}: manifest does not record the raw folder; pass raw_dir to validate_manifest")
-        sidecar = raw_dir / row["calibration"]
+        sidecar = sidecar_path(row["calibration"], row["page_file"], raw_dir, ingested_dir)
         try:
             Calibration.from_file(sidecar)
         except CalibrationError as exc:
@@ -139,7 +140,8 @@ def validate_manifest(
     candidates = manifest[manifest["error_code"] == ""]
     reasons.update(_schema_reasons(candidates, params, source))
     reasons.update(_undecoded_reasons(candidates[~candidates.index.isin(list(reasons))]))
-    reasons.update(_calibration_reasons(candidates[~candidates.index.isin(list(reasons))], raw_root, source))
+    reasons.update(_calibration_reasons(candidates[~candidates.index.isin(list(reasons))], raw_root, ingested_dir,
+                                        source))
     reasons.update(_duplicate_reasons(manifest[~manifest.index.isin(list(reasons))]))
 
     validated = manifest[~manifest.index.isin(list(reasons))][list(MANIFEST_COLUMNS)]

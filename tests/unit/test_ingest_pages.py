@@ -1,0 +1,63 @@
+"""Ingest's page step: a page with a layout becomes one manifest row per track strip, losslessly, with its sidecar."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.pages import small_page_params
+from veernet_pipeline.config import LowerBound, Settings
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.ingest import _check_counts, ingest_archive
+from veernet_pipeline.io.manifest import read_manifest
+from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.stages.ingest import PAGES
+from veernet_pipeline.synthetic.curves import load_wells
+from veernet_pipeline.synthetic.page import render_page
+from veernet_pipeline.synthetic.page_truth import write_page
+
+
+def test_a_page_is_cut_into_strip_rows_with_their_sidecars(tmp_path: Path, test_settings: Settings) -> None:
+    page = render_page(5, 0, small_page_params(), test_settings.synthesize, load_wells(""))
+    raw = tmp_path / "raw"
+    write_page(raw, "well", page.image, page.layout, [])
+    bounds = test_settings.validate_.model_copy(update={"width": LowerBound(min=200)})
+    counts = ingest_archive(raw, tmp_path / "ing", test_settings.ingest, bounds, pages=PAGES)
+    sections, tracks = page.layout.sections, page.layout.tracks
+    assert {k: counts[k] for k in ("files", "pages", "strips", "rows", "errors")} == {
+        "files": 1, "pages": 1, "strips": len(sections) * len(tracks), "rows": len(sections) * len(tracks),
+        "errors": 0}
+    manifest = read_manifest(tmp_path / "ing")[0]
+    stored = decode_scan(raw / "well.tif")  # portrait: decode_scan turned it by np.rot90(k=1)
+    stored = np.rot90(stored, k=-1)
+    for row, (section, track) in zip(manifest.itertuples(), [(s, t) for s in sections for t in tracks], strict=True):
+        assert row.path == f"well.tif#{section.name}/{track.name}" and row.page_file == "well.tif"
+        assert row.page_strips == len(sections) * len(tracks)
+        # Lossless: the strip is the page's block turned, pixel for pixel (an independent slice of the page).
+        block = stored[section.top_row:section.bottom_row, track.left:track.right]
+        strip = decode_scan(tmp_path / "ing" / row.decoded)
+        np.testing.assert_array_equal(strip, np.rot90(block, k=1))
+        assert (row.width, row.height) == (section.bottom_row - section.top_row, track.right - track.left)
+        sidecar = tmp_path / "ing" / row.calibration
+        assert row.calibration_sha256 == hashlib.sha256(sidecar.read_bytes()).hexdigest()
+        # The strip's top edge is the track's right edge; its depths are the section's at its edges.
+        calibration = Calibration.from_file(sidecar)
+        top, bottom = section.depth.depth_at([section.top_row - 0.5, section.bottom_row - 0.5])
+        assert (calibration.depth_top, calibration.depth_bottom) == pytest.approx((top, bottom))
+        assert calibration.curves[0].top_value == next(
+            c.right_value for c in track.curves if c.mnemonic == calibration.curves[0].mnemonic)
+
+
+def test_the_count_check_fails_when_a_page_loses_a_strip(tmp_path: Path) -> None:
+    files = [tmp_path / "a.tif", tmp_path / "page.tif"]
+    rows = pd.DataFrame({"path": ["a.tif", "page.tif#main/T1", "page.tif#main/T2"],
+                         "page_file": ["", "page.tif", "page.tif"], "page_strips": [0, 2, 2]})
+    _check_counts(tmp_path, files, {"page.tif"}, rows)  # 2 files in: one scan row, a page of 2 strips
+    with pytest.raises(AssertionError, match="strip counts wrong"):
+        _check_counts(tmp_path, files, {"page.tif"}, rows.iloc[:2])
+    with pytest.raises(AssertionError, match="2 files in"):
+        _check_counts(tmp_path, files, {"page.tif"}, rows.iloc[1:])
