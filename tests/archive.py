@@ -36,7 +36,6 @@ def tranche_project(folder: Path) -> Settings:
 
 def register_champion(settings: Settings) -> str:
     """An untrained multiclass VeerNet of the test profile registered in the project's store as `champion`."""
-    from veernet_pipeline.io.classes import NUM_CLASSES
     from veernet_pipeline.model.veernet import save_model
     from veernet_pipeline.tracking import store
 

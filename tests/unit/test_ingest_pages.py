@@ -52,6 +52,24 @@ def test_a_page_is_cut_into_strip_rows_with_their_sidecars(tmp_path: Path, test_
             c.right_value for c in track.curves if c.mnemonic == calibration.curves[0].mnemonic)
 
 
+def test_an_unchanged_page_is_not_read_again_and_an_edited_layout_is(tmp_path: Path, test_settings: Settings) -> None:
+    page = render_page(5, 0, small_page_params(), test_settings.synthesize, load_wells(""))
+    raw, out = tmp_path / "raw", tmp_path / "ing"
+    write_page(raw, "well", page.image, page.layout, [])
+    bounds = test_settings.validate_.model_copy(update={"width": LowerBound(min=200)})
+    first = ingest_archive(raw, out, test_settings.ingest, bounds, pages=PAGES)
+    rows = read_manifest(out)[0]
+    again = ingest_archive(raw, out, test_settings.ingest, bounds, pages=PAGES)
+    assert (first["read"], first["reused"]) == (1, 0) and (again["read"], again["reused"]) == (0, 1)
+    pd.testing.assert_frame_equal(read_manifest(out)[0], rows)
+    # The layout, not the page, changes: the page is cut again (same bytes, new mtime: read again, same rows).
+    layout = raw / "well.tif.layout.json"
+    layout.write_text(layout.read_text())
+    edited = ingest_archive(raw, out, test_settings.ingest, bounds, pages=PAGES)
+    assert (edited["read"], edited["reused"]) == (1, 0)
+    pd.testing.assert_frame_equal(read_manifest(out)[0], rows)
+
+
 def test_the_count_check_fails_when_a_page_loses_a_strip(tmp_path: Path) -> None:
     files = [tmp_path / "a.tif", tmp_path / "page.tif"]
     rows = pd.DataFrame({"path": ["a.tif", "page.tif#main/T1", "page.tif#main/T2"],

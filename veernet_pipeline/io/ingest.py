@@ -14,11 +14,13 @@ it: files in = rows out, checked on every run. The work on a file runs in worker
 Whole-log pages: with a `PageReader` (the ingest stage passes `stages.ingest.PAGES`), a file
 a layout applies to goes to its page step instead (`pages.strips.page_step`, same workers and
 limits), which cuts it into its track strips and gives one manifest row per strip, each with its
-calibration sidecar written beside its decoded copy. A page is read again on every run (its
-layout files can change while it does not). Count in = count out, for pages too: every file is
-either a scan, with exactly one row whose ``page_file`` is empty, or a page, whose rows all carry
-``page_file`` = its path: ``page_strips`` strip rows, or one error row (``page_strips`` 0) when it
-could not be cut (``bad_layout``, or any scan error code). Checked on every run.
+calibration sidecar written beside its decoded copy. A page keeps its rows from the last run
+while its size and mtime, its layout files' paths, sizes and mtimes and the page step's code are
+unchanged and every strip's decoded copy is still there (`_page_state`). Count in = count
+out, for pages too: every file is either a scan, with exactly one row whose ``page_file`` is
+empty, or a page, whose rows all carry ``page_file`` = its path: ``page_strips`` strip rows, or
+one error row (``page_strips`` 0) when it could not be cut (``bad_layout``, or any scan error
+code). Checked on every run.
 
 A file that fails at any step (an exception, a worker that dies, a time limit) still gets its row,
 with ``error_code``/``error_message`` filled; validation quarantines it. So one broken scan never
@@ -37,6 +39,7 @@ guard (the `veernet` CLI, Dagster and pytest have it).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +125,29 @@ def _remembered(known: dict[str, Any] | None, size: int, mtime: int, out_dir: Pa
     if known["decoded"] and not (out_dir / known["decoded"]).is_file():
         return False
     return same_limits or known["error_code"] not in (DECODE_CRASHED, DECODE_TIMEOUT)
+
+
+def _page_state(stat: os.stat_result, layouts: list[Path], step_code: str) -> int:
+    """A page's state as one int64 (stored where a scan's mtime goes): its size and mtime, its layout files'
+    paths, sizes and mtimes, and the code of the page step; any change reads the page again."""
+    parts = [stat.st_size, stat.st_mtime_ns, step_code] + [
+        [str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in layouts]
+    return int(digest(parts)[:15], 16)
+
+
+def _remembered_page(known: dict[str, dict[str, Any]], rel: str, state: int, out_dir: Path,
+                     same_limits: bool) -> list[dict[str, Any]] | None:
+    """A page's rows from the last run, if they still hold (`_page_state` unchanged, decoded strips there)."""
+    rows = [row for row in known.values() if row["page_file"] == rel]
+    if not rows or any(int(row[MTIME_COLUMN]) != state for row in rows):
+        return None
+    if len(rows) != max(1, int(rows[0]["page_strips"])):
+        return None
+    if any(row["decoded"] and not (out_dir / row["decoded"]).is_file() for row in rows):
+        return None
+    if not same_limits and any(row["error_code"] in (DECODE_CRASHED, DECODE_TIMEOUT) for row in rows):
+        return None
+    return [{name: row[name] for name in MANIFEST_COLUMNS} for row in rows]
 
 
 def _sidecar_fields(path: Path, raw_dir: Path) -> dict[str, str]:
@@ -221,6 +247,8 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     mtimes: dict[str, int] = {}
     jobs: dict[str, Path] = {}
     page_jobs: dict[str, Path] = {}
+    kept_pages: dict[str, list[dict[str, Any]]] = {}
+    page_code = code_digest([pages.step.__module__]) if pages is not None else ""
     reused = 0
     for path in files:
         rel = path.relative_to(raw_dir).as_posix()
@@ -232,8 +260,15 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
             rows[rel].update(failure_fields(rel, exc))
             continue
         mtimes[rel] = stat.st_mtime_ns
-        if pages is not None and pages.layouts(path):
-            page_jobs[rel] = path
+        layouts = pages.layouts(path) if pages is not None else []
+        if layouts:
+            mtimes[rel] = _page_state(stat, layouts, page_code)
+            kept = _remembered_page(known, rel, mtimes[rel], out_dir, same_limits)
+            if kept is None:
+                page_jobs[rel] = path
+            else:
+                kept_pages[rel] = kept
+                reused += 1
         elif _remembered(known.get(rel), stat.st_size, stat.st_mtime_ns, out_dir, same_limits):
             rows[rel].update({name: known[rel][name] for name in (*_HEADER_COLUMNS, "decoded", "paper_level",
                                                                  "ink_share")})
@@ -249,18 +284,19 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     row_mtimes: list[int] = []
     for path in files:
         rel = path.relative_to(raw_dir).as_posix()
-        these = _page_rows(rel, cut[rel]) if rel in page_jobs else [rows[rel]]
+        these = _page_rows(rel, cut[rel]) if rel in page_jobs else kept_pages.get(rel, [rows[rel]])
         ordered += these
         row_mtimes += [mtimes[rel]] * len(these)
     manifest = manifest_frame(ordered)
-    _check_counts(raw_dir, files, set(page_jobs), manifest)
+    _check_counts(raw_dir, files, set(page_jobs) | set(kept_pages), manifest)
     write_manifest(out_dir, manifest, raw_dir)
     write_state(out_dir, manifest, row_mtimes, keys)
     failed = manifest[manifest["error_code"] != ""]
     for message in failed["error_message"]:
         logger.warning("%s", message)
     strips = manifest[manifest["page_strips"] > 0]
-    counts = {"files": len(files), "pages": len(page_jobs), "strips": len(strips), "rows": len(manifest),
+    counts = {"files": len(files), "pages": len(page_jobs) + len(kept_pages), "strips": len(strips),
+              "rows": len(manifest),
               "decoded": int((manifest["decoded"] != "").sum()), "errors": len(failed),
               "read": len(jobs) + len(page_jobs), "reused": reused}
     logger.info("ingested %s: %s", raw_dir, counts)
