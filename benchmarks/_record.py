@@ -49,9 +49,10 @@ def write_results(out: Path, name: str, document: dict[str, Any], title: str, bo
     print(body)
 
 
-def median_seconds(func: Callable[[], Any], repeats: int) -> float:
-    """Median wall seconds of `repeats` calls of `func` after one warm-up call."""
-    func()
+def median_seconds(func: Callable[[], Any], repeats: int, warm_up: bool = True) -> float:
+    """Median wall seconds of `repeats` calls of `func`, after one untimed warm-up call unless `warm_up` is off."""
+    if warm_up:
+        func()
     seconds = []
     for _ in range(repeats):
         started = time.perf_counter()

@@ -24,7 +24,6 @@ import io
 import os
 import resource
 import shutil
-import statistics
 import tempfile
 import time
 from collections import Counter
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import tifffile
-from _record import load_note, machine, markdown_table, write_results
+from _record import load_note, machine, markdown_table, median_seconds, write_results
 from hostile import _valid_flavours, hostile_corpus
 from PIL import Image
 
@@ -110,20 +109,11 @@ def _codec_files(folder: Path) -> dict[str, Path]:
     return files
 
 
-def _median_time(action: Any, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
-
-
 def decode_costs(folder: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for codec, path in _codec_files(folder).items():
-        raw_s = _median_time(lambda p=path: io.BytesIO(p.read_bytes()))
-        decode_s = _median_time(lambda p=path: decode_scan(p))
+        raw_s = median_seconds(lambda p=path: io.BytesIO(p.read_bytes()), 5, warm_up=False)
+        decode_s = median_seconds(lambda p=path: decode_scan(p), 5, warm_up=False)
         pixels = 640 * 12_800
         rows.append({"codec": codec, "file_kb": path.stat().st_size // 1024, "raw_read_ms": raw_s * 1000,
                      "decode_ms": decode_s * 1000, "ratio_to_raw_read": decode_s / raw_s,
