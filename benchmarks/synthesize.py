@@ -69,7 +69,7 @@ def _job(settings: Settings, set_dir: Path, n: int, mix: str) -> SetJob:
     params = settings.synthesize
     seed = settings.seed + SET_SEED_OFFSETS["multiclass"]
     splits = tuple(instance_splits(n, params.splits, seed))
-    return SetJob("multiclass", set_dir, seed, settings.seed, params, "", splits, False, settings.validate_, None,
+    return SetJob("multiclass", set_dir, seed, settings.seed, params, "", splits, settings.validate_, None,
                   f"benchmark-{mix}")
 
 
@@ -118,14 +118,14 @@ def _breakdown(settings: Settings, k: int) -> dict[str, Any]:
             rendered = time.process_time()
             check_candidate(f"{index:06d}", log, settings.validate_)
             checked = time.process_time()
-            write_instance(Path(folder), f"{index:06d}", log, binary=False)
+            write_instance(Path(folder), f"{index:06d}", log)
             steps["render_s"] += rendered - started
             steps["checks_s"] += checked - rendered
             steps["write_s"] += time.process_time() - checked
         # Profiled apart from the timing above: cProfile slows pure-Python code more than numpy code.
         log = _hotspots(render_instance, seed, 0, settings.synthesize, wells,
                         curve_count(seed, 0, settings.synthesize.curves_per_track))
-        writing = _hotspots(write_instance, Path(folder), "profiled", log[0], False)
+        writing = _hotspots(write_instance, Path(folder), "profiled", log[0])
     return {"instances": k, **{name: round(value / k, 4) for name, value in steps.items()},
             "render_hotspots": log[1], "write_hotspots": writing[1]}
 

@@ -17,6 +17,7 @@ import tifffile
 from matplotlib.image import imread
 
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.io.classes import STYLES, style_class
 from veernet_pipeline.io.sets import INDEX_FILE
 from veernet_pipeline.io.splits import instance_splits
 from veernet_pipeline.synthetic.checks import LABEL_COVERAGE, LABEL_INVISIBLE, check_candidate, label_reason
@@ -33,6 +34,7 @@ from veernet_pipeline.synthetic.dataset import (
 from veernet_pipeline.synthetic.generate import _runner
 from veernet_pipeline.synthetic.render import render_instance
 from veernet_pipeline.synthetic.sizes import draw_size
+from veernet_pipeline.training.data import SegmentationSet
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 # Validation narrower than the test profile's sizes (width 320-640), so about half the candidates fail it.
@@ -159,6 +161,24 @@ def test_resume_renders_only_what_is_missing(tmp_path: Path) -> None:
     assert again["binary_candidates"] == {**first["binary_candidates"], "rendered": 0, "reused": 2}
     assert untouched.stat().st_mtime_ns == mtime
     assert _files(root) == before
+
+
+def test_the_binary_stage_trains_on_every_rendered_curve_pixel(tmp_path: Path) -> None:
+    # The binary set is loaded as the binary stage loads it, and its targets must be exactly the
+    # curve-style pixels of each instance rendered again here from (seed, i): a binary set whose curves
+    # the loader cannot see (masks and loader disagreeing on the label space) trains a net on empty targets.
+    settings = _settings(tmp_path, "synthesize.multiclass_count=2", "synthesize.multiclass_generated=2")
+    synthesize_sets(settings)
+    set_dir = settings.path("synthetic") / "binary"
+    params, seed = settings.synthesize, settings.seed + SET_SEED_OFFSETS["binary"]
+    pools = wells_by_split(load_wells(""), params.splits, settings.seed)
+    for index, split in enumerate(instance_splits(2, params.splits, seed)):
+        log = render_instance(seed, index, params, pools[split], curve_count(seed, index, params.curves_per_track))
+        expected = np.isin(log.mask, [style_class(style) for style in STYLES])
+        data = SegmentationSet(set_dir, split, binary=True, crop_width=0, seed=0, max_items=0)
+        target = data[list(data.rows.id).index(f"{index:06d}")]["target"].numpy()
+        assert expected.sum() > 0
+        np.testing.assert_array_equal(target, expected)
 
 
 def test_changed_params_make_recorded_candidates_stale(tmp_path: Path) -> None:

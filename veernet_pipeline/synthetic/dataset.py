@@ -6,8 +6,9 @@ Each kept instance `<id>` is `<id>.tif` (image), `<id>.mask.tif` (classes), `<id
 source well (`splits`); sizes are uniform or the archive's (`sizes`).
 
 Both sets draw each instance's curve count (1-5) from `synthesize.curves_per_track`, from the
-instance's own stream. The binary set has `binary_count` instances, every curve pixel (classes
->= 2 of `io.classes`) labelled 1 and everything else 0; all are kept. The multiclass set renders
+instance's own stream. The binary set has `binary_count` instances, all kept, with masks in the
+classes of `io.classes` like the multiclass set's (the binary stage collapses them to curve vs rest
+as it loads them). The multiclass set renders
 candidates 0..`multiclass_generated`-1 with the classes of `io.classes` (background, other ink,
 five line styles), checks each like an archive scan plus a label sanity rule (`checks`), keeps the
 first `multiclass_count` valid ones by index and lists every rejected one in `rejections.parquet`
@@ -67,12 +68,14 @@ CURVE_COUNT_STREAM = 13
 _MAKER_MODULE = __name__
 
 
-def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog, binary: bool) -> dict[str, object]:
+def write_instance(set_dir: Path, instance_id: str, log: SyntheticLog) -> dict[str, object]:
     """Write one instance's four files into `set_dir`; return its index row (paths relative)."""
     names = {"image": f"{instance_id}.tif", "mask": f"{instance_id}.mask.tif",
              "calibration": f"{instance_id}.calib.json", "las": f"{instance_id}.las"}
     write_tiff(set_dir / names["image"], log.image)
-    write_tiff(set_dir / names["mask"], (log.mask >= style_class(STYLES[0])).astype(np.uint8) if binary else log.mask)
+    # Both sets store the classes of `io.classes`: the binary stage's curve-vs-rest target is made in one
+    # place, the training loader (`training.data.SegmentationSet`), whichever set it reads.
+    write_tiff(set_dir / names["mask"], log.mask)
     log.calibration.write(set_dir / names["calibration"])
     curves = [LasCurve(m, u, v) for m, u, v in zip(log.mnemonics, log.units, log.values, strict=True)]
     notes = [f"Synthetic ground truth for {names['image']}; curves from {log.well}."]
@@ -103,7 +106,6 @@ class SetJob:
     params: SynthesizeParams
     las_source: str
     splits: tuple[str, ...]
-    binary: bool
     bounds: ValidateParams | None
     sizes: np.ndarray | None
     key: str
@@ -140,7 +142,7 @@ class CandidateMaker:
                    else Verdict("", "", pixel_digest(log.image)))
         files: tuple[str, ...] = ()
         if not verdict.reason_code:
-            row.update(write_instance(job.set_dir, instance_id, log, job.binary))
+            row.update(write_instance(job.set_dir, instance_id, log))
             files = tuple(str(row[column]) for column in FILE_COLUMNS)
         candidate = Candidate(instance_id, job.key, row, files, verdict.reason_code, verdict.reason, verdict.sha256)
         write_record(job.set_dir, candidate)
@@ -194,7 +196,7 @@ def synthesize_sets(settings: Settings) -> dict[str, dict[str, int]]:
         # The index describes a complete set only; it is rebuilt once this run completes.
         (set_dir / INDEX_FILE).unlink(missing_ok=True)
         job = SetJob(name, set_dir, seed, settings.seed, params, source,
-                     tuple(instance_splits(generated, params.splits, seed)), name == "binary",
+                     tuple(instance_splits(generated, params.splits, seed)),
                      settings.validate_ if name == "multiclass" else None, sizes,
                      generation_key(settings, name, wells, sizes))
         outcome = generate_set(set_dir, CandidateMaker(job), job.key, count, generated, params.workers,
@@ -230,14 +232,16 @@ def preview_sheet(set_dir: Path, out_png: Path, n: int = 6, columns: int = PREVI
 
     Per instance: a title line, the first `columns` columns of the image as stored, and below it
     the same crop with the mask overlaid (paper faded, each class in its `PREVIEW_COLOURS` colour;
-    with `binary`, mask value 1, every curve, in the solid colour), so a 1-px trace and its label
-    can be compared pixel for pixel.
+    with `binary`, every curve-style class in the solid colour, as the binary stage sees them), so a
+    1-px trace and its label can be compared pixel for pixel.
     """
     index = pd.read_parquet(Path(set_dir) / INDEX_FILE).head(n)
     if index.empty:
         raise ValueError(f"{set_dir}/{INDEX_FILE} lists no instances; run `veernet synthesize` first")
-    colours = {1: PREVIEW_COLOURS[style_class("solid")]} if binary else PREVIEW_COLOURS
-    legend = ", ".join(f"{'curve' if binary else CLASSES[cls]} {name}" for cls, (name, _) in colours.items())
+    curve = PREVIEW_COLOURS[style_class("solid")]
+    colours = {style_class(style): curve for style in STYLES} if binary else PREVIEW_COLOURS
+    legend = (f"curve {curve[0]}" if binary
+              else ", ".join(f"{CLASSES[cls]} {name}" for cls, (name, _) in colours.items()))
     panels = []
     for row in index.itertuples():
         image = decode_scan(Path(set_dir) / row.image)[:, :columns]
