@@ -108,3 +108,30 @@ def test_inputs_that_cannot_match_are_refused_with_a_fix(name: str) -> None:
         build_loss(LossParams(name=name), "multiclass")(torch.zeros(1, 3, 8, 8), torch.full((1, 8, 8), 3))
     with pytest.raises(ValueError, match="'binary' or 'multiclass'"):
         build_loss(LossParams(name=name), "multilabel")
+
+
+# Every pixel of a 1 x 4 image puts probability 0.5 / 0.3 / 0.2 on classes 0 / 1 / 2; the truth is
+# 0, 0, 1, 1, so class 2 is absent. By hand, per class present (smooth 1):
+#   class 0: TP = 1.0, FP = 1.0, FN = 1.0; class 1: TP = 0.6, FP = 0.6, FN = 1.4.
+#   Tversky (0.3, 0.7): class 0 (1 + 1) / (1 + 0.3 + 0.7 + 1) = 2 / 3;
+#   class 1 (0.6 + 1) / (0.6 + 0.18 + 0.98 + 1) = 1.6 / 2.76.
+#   Dice: class 0 (2 + 1) / (2 + 2 + 1) = 0.6; class 1 (1.2 + 1) / (1.2 + 2 + 1) = 2.2 / 4.2.
+# Class 2 would add 1 - 1 / (0.3 * 0.8 + 1) (Tversky) or 1 - 1 / (0.8 + 1) (Dice) if it were counted.
+HAND_PROBS = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+HAND_TARGET = torch.tensor([[[0, 0, 1, 1]]])
+HAND_LOSS = {"tversky": ((1 - 2 / 3) + (1 - 1.6 / 2.76)) / 2, "dice": ((1 - 0.6) + (1 - 2.2 / 4.2)) / 2}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_LOSS))
+def test_overlap_losses_average_only_the_classes_a_sample_shows(name: str) -> None:
+    logits = HAND_PROBS.log()[None, :, None, None].expand(1, 3, 1, 4).clone()
+    loss_fn = build_loss(LossParams(name=name, alpha=0.3, beta=0.7), "multiclass")
+    torch.testing.assert_close(loss_fn(logits, HAND_TARGET), torch.tensor(HAND_LOSS[name], dtype=torch.float64))
+    # A second sample showing only class 0 is averaged over class 0 alone; the batch is the mean of the two.
+    only_zero = torch.zeros(1, 1, 4, dtype=torch.long)
+    alone = loss_fn(logits, only_zero)
+    tp = 2.0  # class 0 on every pixel: TP = 4 x 0.5, FN = 4 x 0.5, no FP
+    expected_alone = 1 - (tp + 1) / (tp + 0.7 * 2.0 + 1) if name == "tversky" else 1 - (2 * tp + 1) / (2 + 4 + 1)
+    torch.testing.assert_close(alone, torch.tensor(expected_alone, dtype=torch.float64))
+    both = loss_fn(torch.cat([logits, logits]), torch.cat([HAND_TARGET, only_zero]))
+    torch.testing.assert_close(both, (loss_fn(logits, HAND_TARGET) + alone) / 2)

@@ -73,6 +73,28 @@ def pixel_weight(valid: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor
     return valid.to(like.dtype)
 
 
+def present_class_mean(per_class: torch.Tensor, truth: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Mean of per-sample, per-class overlap losses over the classes each sample's truth shows, then over the batch.
+
+    Why not over every class: a 256-column crop shows two or three of the five line styles, and a
+    smoothed overlap score charges an absent class for every bit of probability put on it
+    (1 - 1 / (alpha * FP + 1)). With seven classes that charge drowned the present ones: the `cpu`
+    recipe's first multiclass epoch ended with every style's validation IoU at 0 and a loss equal
+    to "present styles all missed" (0.44). segmentation_models_pytorch's Dice and Tversky leave a
+    class with no true pixel out the same way (docs/libraries.md). False alarms on an absent class
+    still cost: those pixels are missed background or other ink, whose own terms count them.
+    Per sample rather than pooled over the batch keeps the loss of a batch the mean of its samples',
+    so gradient accumulation over micro-batches equals one large batch.
+
+    Shape:
+        per_class: (B, C) loss per sample and class; truth: (B, C, H, W) 0/1; weight: (B, 1, H, W)
+        validity. Output: scalar (0, with zero gradient, for a batch with no valid pixel).
+    """
+    present = ((truth * weight).sum(dim=(2, 3)) > 0).to(per_class.dtype)
+    per_sample = (per_class * present).sum(dim=1) / present.sum(dim=1).clamp_min(1.0)
+    return per_sample.mean()
+
+
 def masked_mean(terms: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """Mean of per-pixel terms over the valid pixels of the whole batch.
 

@@ -11,18 +11,28 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from veernet_pipeline.training.losses._inputs import Mode, check_inputs, check_mode, pixel_weight, probs_and_truth
+from veernet_pipeline.training.losses._inputs import (
+    Mode,
+    check_inputs,
+    check_mode,
+    pixel_weight,
+    present_class_mean,
+    probs_and_truth,
+)
 
 
 class TverskyLoss(nn.Module):
-    """1 - Tversky index, per sample and class, averaged over classes then batch.
+    """1 - Tversky index, per sample and class, averaged over the classes the sample shows, then the batch.
 
     Args:
         alpha: weight of false positives.
         beta: weight of false negatives.
         mode: "binary" (one logit map, sigmoid, target > 0 is curve) or "multiclass"
-            (C logit maps, softmax, one-hot target, mean over all C classes).
-        smooth: added to numerator and denominator so an empty class scores 1, not 0/0.
+            (C logit maps, softmax, one-hot target).
+        smooth: added to numerator and denominator (a class with few pixels is not all-or-nothing).
+
+    A class with no true pixel in a sample is left out of that sample's mean (`present_class_mean`:
+    with it, the 7-class net learned to predict no line style at all).
     """
 
     def __init__(self, alpha: float, beta: float, mode: Mode, smooth: float = 1.0) -> None:
@@ -45,4 +55,4 @@ class TverskyLoss(nn.Module):
         fp = (prob * (1.0 - truth) * weight).sum(dim=(2, 3))
         fn = ((1.0 - prob) * truth * weight).sum(dim=(2, 3))
         index = (tp + self.smooth) / (tp + self.alpha * fp + self.beta * fn + self.smooth)
-        return (1.0 - index).mean()
+        return present_class_mean(1.0 - index, truth, weight)
