@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -55,4 +57,34 @@ def test_a_failed_folder_write_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), atomic_dir(target, keep_existing=True) as tmp:
         (tmp / "weights").write_text("half")
         raise RuntimeError("crash mid-write")
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_failed_folder_write_is_removed_while_a_straggling_writer_still_adds_files(tmp_path: Path) -> None:
+    # MLflow's download threads keep copying files after its listing has failed in the caller:
+    # the cleanup races them, and a file landing mid-rmtree made it raise ENOTEMPTY and stay.
+    target = tmp_path / "cache" / "model-v1"
+    started = threading.Event()
+
+    def straggle(folder: Path, name: str) -> None:
+        deadline = time.monotonic() + 0.5
+        index = 0
+        while time.monotonic() < deadline:
+            try:
+                (folder / f"{name}-{index}").write_bytes(b"x" * 64)
+            except FileNotFoundError:
+                return  # the folder is gone: a copy into it fails, as MLflow's does
+            index += 1
+            if index == 200:
+                started.set()
+        started.set()
+
+    with pytest.raises(RuntimeError, match="listing failed"), atomic_dir(target, keep_existing=True) as tmp:
+        writers = [threading.Thread(target=straggle, args=(tmp, f"part{n}")) for n in range(4)]
+        for writer in writers:
+            writer.start()
+        started.wait()
+        raise RuntimeError("listing failed")
+    for writer in writers:
+        writer.join()
     assert list(target.parent.iterdir()) == []

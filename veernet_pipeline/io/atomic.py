@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,8 +85,27 @@ def atomic_dir(target: Path | str, keep_existing: bool = False) -> Iterator[Path
         else:
             os.replace(tmp, target)
     finally:
-        if tmp.exists():
+        _remove_unfinished(tmp)
+
+
+def _remove_unfinished(tmp: Path, attempts: int = 200) -> None:
+    """Remove an unfinished temporary folder even while a straggling writer still adds to it.
+
+    A library that writes from worker threads (MLflow's artifact download) can still be copying
+    files when the caller's body has failed: a file landing while `rmtree` walks the folder makes
+    its final rmdir fail with ENOTEMPTY. Retrying removes the newcomers; once the folder is gone,
+    the straggler's next copy fails on the missing folder instead of recreating it.
+    """
+    for attempt in range(attempts):
+        if not tmp.exists():
+            return
+        try:
             shutil.rmtree(tmp)
+            return
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY or attempt == attempts - 1:
+                raise
+            time.sleep(0.01)
 
 
 def write_text_atomic(path: Path | str, text: str) -> None:
