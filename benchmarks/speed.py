@@ -19,12 +19,12 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
   steps per 60 training minutes);
 - one 640 x 12,800 strip read with mirroring (3 passes, tiles of 2,048 with 128 overlap): uint8
   strip in, stitched class probabilities out; before = main's `predict_probs` and net, after =
-  today's (tiles batched `reading.predict.TILES_PER_FORWARD` at a time), also one tile per forward
-  and bf16.
+  today's (one tile per forward on CPU, `reading.predict.tiles_per_forward`), also the tiles
+  stacked as on a GPU and bf16.
 
 Every time is the median of `--repeats` after one warm-up. Ratios compare rows of this run only.
 The weights are seeded, not trained: speed does not depend on them. bf16 is measured for speed only;
-inference stays fp32 until a trained net's reading is compared in both (no trained 7-class net yet).
+inference stays fp32 until a trained net's reading is compared in both.
 Writes `speed.json` and `speed.md` into `--out`.
 """
 
@@ -189,8 +189,8 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
     plain = before.to(memory_format=torch.contiguous_format)
     after = after.to(memory_format=torch.channels_last)
 
-    def ours(im: np.ndarray) -> np.ndarray:
-        return predict.predict_probs(after, im, TILE[1], OVERLAP, mirror=True)
+    def ours(im: np.ndarray, stack: int | None = None) -> np.ndarray:
+        return predict.predict_probs(after, im, TILE[1], OVERLAP, mirror=True, stack=stack)
 
     # The baseline's read takes 15-30 s: one timed call after the warm-up.
     strips = {"before": read_strip(image, 1, lambda im: old_predict.predict_probs(plain, im, TILE[1], OVERLAP,
@@ -198,17 +198,16 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
               "after": read_strip(image, repeats, ours)}
     with torch.autocast("cpu", torch.bfloat16):
         strips["after, bf16"] = read_strip(image, repeats, ours)
-    batched, predict.TILES_PER_FORWARD = predict.TILES_PER_FORWARD, 1
-    try:
-        strips["after, one tile per forward"] = read_strip(image, repeats, ours)
-    finally:
-        predict.TILES_PER_FORWARD = batched
+    stacked = predict.TILES_PER_FORWARD["cuda"]
+    strips[f"after, {stacked} tiles per forward (the GPU setting)"] = read_strip(image, repeats,
+                                                                                lambda im: ours(im, stacked))
     # The net the `cpu` profile trains (wider than the baseline's widths): what `veernet digitize` runs.
     profile_net = build_model(settings.model, NUM_CLASSES).eval().to(memory_format=torch.channels_last)
     strips[f"after, cpu profile widths {list(settings.model.channels)}"] = read_strip(
         image, repeats, lambda im: predict.predict_probs(profile_net, im, TILE[1], OVERLAP, mirror=True))
     return {"machine": machine(load_before), "baseline": BASELINE, "threads": THREADS, "repeats": repeats,
-            "tile": TILE, "train_batch": [BATCH, *CROP], "strip": STRIP, "tiles_per_forward": batched,
+            "tile": TILE, "train_batch": [BATCH, *CROP], "strip": STRIP,
+            "tiles_per_forward": predict.tiles_per_forward("cpu"),
             "conv_limit": limits, "nets": nets, "width_candidates": candidates, "compiled": compiled,
             "strip_mirrored_s": strips,
             "parameters": {"before": sum(p.numel() for p in before.parameters()),

@@ -18,7 +18,15 @@ from torch import nn
 
 from veernet_pipeline.model.veernet import MULTIPLE, pad_to_multiple
 
-TILES_PER_FORWARD = 4  # tiles stacked into one forward pass (about 1 GB of activations at 640 x 2,048)
+# Tiles stacked into one forward pass, by device type. On CPU a stack costs more per tile than tiles
+# one at a time (benchmarks/results/speed.md: 0.197 s against 0.118 s per 640 x 2,048 tile on 2
+# threads); a GPU fills its cores with the stack (about 1 GB of activations per 4 tiles).
+TILES_PER_FORWARD = {"cpu": 1, "cuda": 4}
+
+
+def tiles_per_forward(device: str | torch.device) -> int:
+    """Tiles stacked into one forward pass on `device` (`TILES_PER_FORWARD`; 1 for a device not listed)."""
+    return TILES_PER_FORWARD.get(torch.device(device).type, 1)
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ def logits_to_probs(logits: torch.Tensor) -> torch.Tensor:
 
 def predict_probs(
     model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device = "cpu",
-    mirror: bool = False,
+    mirror: bool = False, stack: int | None = None,
 ) -> np.ndarray:
     """Class probabilities for every pixel of a scan.
 
@@ -79,6 +87,7 @@ def predict_probs(
         mirror: also predict the scan mirrored along depth and mirrored across the track, mirror
             those back and return the mean of the three (test-time mirroring, as nnU-Net does):
             a net unsure of a stretch is rarely unsure the same way in its mirror image.
+        stack: tiles per forward pass; None = the device's (`tiles_per_forward`). Only speed depends on it.
 
     Returns:
         Probabilities; channel 0 is background, channel k the k-th curve.
@@ -91,29 +100,32 @@ def predict_probs(
     height, width = image.shape
     if width == 0 or height == 0:
         raise ValueError(f"image has no pixels (shape {image.shape})")
-    probs = _tiled_probs(model, image, tile_width, tile_overlap, device)
+    stack = tiles_per_forward(device) if stack is None else stack
+    if stack < 1:
+        raise ValueError(f"stack must be at least 1 tile per forward pass, got {stack}")
+    probs = _tiled_probs(model, image, tile_width, tile_overlap, device, stack)
     if mirror:
         for axis in (1, 0):  # along depth (columns), then across the track (rows)
             flipped = np.ascontiguousarray(np.flip(image, axis=axis))
-            probs += np.flip(_tiled_probs(model, flipped, tile_width, tile_overlap, device), axis=axis + 1)
+            probs += np.flip(_tiled_probs(model, flipped, tile_width, tile_overlap, device, stack), axis=axis + 1)
         probs /= 3.0
     return probs
 
 
 def _tiled_probs(
-    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device
+    model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device, stack: int
 ) -> np.ndarray:
     """One pass of the net over the scan's tiles, stitched. Shape: image (H, W); returns (C, H, W) float32.
 
-    Tiles go through the net `TILES_PER_FORWARD` at a time: every tile but a lone one is
-    `tile_width` wide, so they stack into one batch (benchmarks/results/speed.md measures the gain).
+    Tiles go through the net `stack` at a time: every tile but a lone one is `tile_width` wide,
+    so they stack into one batch (benchmarks/results/speed.md measures both ways).
     """
     height, width = image.shape
     tiles = plan_tiles(width, tile_width, tile_overlap)
     pieces: list[np.ndarray] = []  # kept column ranges, left to right; they partition [0, W)
     with torch.inference_mode():
-        for first in range(0, len(tiles), TILES_PER_FORWARD):
-            batch = tiles[first:first + TILES_PER_FORWARD]
+        for first in range(0, len(tiles), stack):
+            batch = tiles[first:first + stack]
             x = torch.from_numpy(np.stack([image[:, tile.start:tile.stop] for tile in batch])).to(device)
             x = x.to(torch.float32).div_(255.0)[:, None]
             padded, valid = pad_to_multiple(x, MULTIPLE, value=1.0)
