@@ -245,3 +245,25 @@ def test_empty_map_gives_no_curve(test_settings: Settings) -> None:
 def test_params_bound_the_candidates(test_settings: Settings) -> None:
     with pytest.raises(ValueError, match="max_candidates"):
         ExtractParams.model_validate({**test_settings.extract.model_dump(), "max_candidates": 300})
+
+
+def test_two_curves_of_one_style_that_touch_and_part_keep_their_pens(test_settings: Settings) -> None:
+    # A heavy and a light solid curve meet at column 300 and turn back: each one's direction
+    # continues into the other's, so the slopes alone call it a crossing and swap them.
+    heavy_pen, light_pen = 5, 1
+    heavy = 20 + 0.1 * np.minimum(X, W - X)  # down to row 50 at the contact, then back up
+    light = 83 - 0.1 * np.minimum(X, W - X)  # up to row 53, then back down: the pens touch
+    probs = blank(H, W)
+    paint(probs, heavy, SOLID, pen=heavy_pen)
+    paint(probs, light, SOLID, pen=light_pen)
+    truth = np.stack([centre(heavy, heavy_pen), centre(light, light_pen)])  # heavy first: its mean row is lower
+    apart = np.abs(truth[0] - truth[1]) >= 8
+
+    def worst_error(height_weight: float) -> float:
+        params = test_settings.extract.model_copy(update={"height_weight": height_weight})
+        rows, _ = trace_curves(probs, params, [(SOLID,), (SOLID,)])
+        return float(np.nanmax(np.abs(rows[:, apart] - truth[:, apart])))
+
+    assert worst_error(test_settings.extract.height_weight) <= 1.0
+    # By slope only, the heavy curve's reading runs on down the light one's line after the contact.
+    assert worst_error(0.0) > 20

@@ -17,9 +17,11 @@ does. So do we (docs/reading.md):
 4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
    stay NaN: a value is never invented across a real gap.
-5. Identity. Curves of the same classes are interchangeable to every cost, so where two meet, the
-   one whose line before the contact continues into the other's line after it gets that line
-   (`untangle`); then they are listed top first (`same_class_order`).
+5. Identity. Curves of the same classes are interchangeable to every style cost. Their runs still
+   differ (a heavy pen or a busy curve leaves taller ones), so a group whose typical run heights
+   differ is searched again with a cost for runs unlike each curve's own (`reread_by_height`);
+   for the others, where two meet, the one whose line before the contact continues into the
+   other's line after it gets that line (`untangle`). Then they are listed top first (`same_class_order`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.paths import MAX_JOINT, emissions, peel, transitions, viterbi, viterbi_single
+from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE, height_emission, typical_heights
 
 # Columns each side of a contact whose lines decide which curve continues where (`untangle`);
 # a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
@@ -82,6 +85,7 @@ def trace_curves(
         return out_rows, confidence
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
     states = read_states(cands, classes, params, height)
+    typical = reread_by_height(cands, classes, params, height, states)
     m = params.max_candidates
     for k in range(len(classes)):
         cols = np.nonzero(states[k] < m)[0]
@@ -89,7 +93,7 @@ def trace_curves(
         out_rows[k] = refine_rows(cands, k, states[k])
     for k in range(len(classes)):
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
-    untangle(out_rows, confidence, classes)
+    untangle(out_rows, confidence, classes, typical)
     order = same_class_order(out_rows, classes)
     return out_rows[order], confidence[order]
 
@@ -161,6 +165,39 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     return states
 
 
+def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
+                     states: np.ndarray) -> np.ndarray:
+    """Read every group of curves drawn alike again, each curve now charged for runs unlike its own (`run_heights`).
+
+    The first reading (`states`) gives each curve its typical run height; a group whose curves
+    differ in it is searched again with `height_emission` added, `height_weight` per px of
+    misfit. Changes `states` in place.
+
+    Shape:
+        states: (K, W). Returns (K,) typical heights in px, NaN where not estimated.
+    """
+    typical = np.full(len(classes), np.nan)
+    if params.height_weight <= 0:
+        return typical
+    emission: np.ndarray | None = None
+    transition = np.empty(0)
+    for group in curve_groups(classes):
+        if len(group) < 2 or len({classes[k] for k in group}) > 1:
+            continue
+        typical[group] = typical_heights(cands, states[group])
+        extra = height_emission(cands, typical[group], params.height_weight)
+        if not extra.any():
+            continue
+        if emission is None:
+            emission, transition = emissions(cands, params), transitions(cands, params, height)
+        costs = emission[group] + extra
+        if len(group) > MAX_JOINT:
+            states[group] = peel(costs, transition, params.crossing_cost)
+        else:
+            states[group] = viterbi(costs[None], transition, params.crossing_cost)[0]
+    return typical
+
+
 def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
     """The row a curve reads in each column of its path: the run's centre, or its far end where a steep path turns.
 
@@ -197,7 +234,8 @@ def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
     return rows
 
 
-def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]]) -> None:
+def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
+             typical: np.ndarray | None = None) -> None:
     """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
 
     Two curves of the same classes cost the same on either branch after they meet, so the path
@@ -212,7 +250,12 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
         rows, confidence: (K, W), changed in place.
     """
     width = rows.shape[1]
-    pairs = [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes)) if classes[a] == classes[b]]
+    if typical is None:
+        typical = np.full(len(classes), np.nan)
+    # Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): slopes do not
+    # overrule it.
+    pairs = [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
+             if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
     start = 0
     while pairs and start < width:
         found = None

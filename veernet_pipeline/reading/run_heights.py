@@ -1,0 +1,78 @@
+"""Run height as a cue to which of two curves drawn alike a run belongs.
+
+Two curves printed in the same style in one track (three solid resistivities; two dashed
+porosities) are interchangeable to every cost of the path search, so after each crossing their
+identities are a guess that `extract.untangle`'s slopes only partly settle. The runs each curve
+leaves in a column still differ: a heavy pen leaves taller runs than a light one, and a busy
+curve (a gamma ray swinging across the track) taller runs than a quiet one (a resistivity near
+its baseline), because a column's run spans the pen plus the stroke's travel in that column.
+
+So a first reading gives each curve its typical run height (`typical_heights`: a low quantile
+of the runs it holds alone), and the group is read again with each curve charged for sitting on
+a run unlike its own (`height_emission`). The charge is relative to the group's best-fitting
+curve, so it only moves identities between alike curves: it never makes ink cheaper or dearer
+than absence, and curves of distinct styles are not touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from veernet_pipeline.reading.candidates import Candidates
+
+# Quantile of the heights of a curve's lone runs taken as its typical height.
+HEIGHT_QUANTILE = 0.5
+# Lone runs a curve needs before its typical height is trusted.
+MIN_HEIGHT_COLUMNS = 50
+# Alike curves whose typical heights differ by less than this (px) are not told apart by height.
+MIN_HEIGHT_DIFFERENCE = 1.0
+# Misfit (px) beyond which a run is equally unlike every curve: a crossing's merged run, a spike.
+MISFIT_CAP = 4.0
+
+
+def typical_heights(cands: Candidates, states: np.ndarray) -> np.ndarray:
+    """Each curve's typical run height: the `HEIGHT_QUANTILE` of the heights of the runs it holds alone.
+
+    Args:
+        cands: the column candidates.
+        states: each curve's path (candidate index, M = absent), from a first search.
+
+    Returns:
+        Height per curve in px; NaN for a curve holding fewer than `MIN_HEIGHT_COLUMNS` runs alone.
+
+    Shape:
+        states: (K, W). Returns (K,).
+    """
+    m = cands.top.shape[1]
+    heights = cands.bottom - cands.top + 1.0
+    n_curves = states.shape[0]
+    cols = np.arange(states.shape[1])
+    typical = np.full(n_curves, np.nan)
+    for k in range(n_curves):
+        others = np.delete(states, k, axis=0)
+        alone = (states[k] < m) & ~np.any(others == states[k][None], axis=0)
+        held = heights[cols[alone], states[k, alone]]
+        if held.size >= MIN_HEIGHT_COLUMNS:
+            typical[k] = float(np.quantile(held, HEIGHT_QUANTILE))
+    return typical
+
+
+def height_emission(cands: Candidates, typical: np.ndarray, weight: float) -> np.ndarray:
+    """Extra cost of each curve of one alike group for each run: its height's misfit to the curve's typical height.
+
+    The misfit |height - typical| is capped at `MISFIT_CAP` and taken relative to the group's
+    best-fitting curve. A group whose typical heights are unknown or differ by less than
+    `MIN_HEIGHT_DIFFERENCE` gets no cost.
+
+    Shape:
+        typical: (g,) px. Returns (g, W, M+1), 0 in the absent state.
+    """
+    heights = cands.bottom - cands.top + 1.0
+    n_cols, m = heights.shape
+    cost = np.zeros((typical.shape[0], n_cols, m + 1))
+    if typical.shape[0] < 2 or not np.isfinite(typical).all() or np.ptp(typical) < MIN_HEIGHT_DIFFERENCE:
+        return cost
+    misfit = np.minimum(np.abs(heights[None] - typical[:, None, None]), MISFIT_CAP)
+    misfit = np.where(np.isfinite(misfit), misfit, 0.0)
+    cost[:, :, :m] = weight * (misfit - misfit.min(axis=0, keepdims=True))
+    return cost
