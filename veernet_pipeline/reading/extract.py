@@ -84,8 +84,10 @@ def trace_curves(
     if not classes:
         return out_rows, confidence
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
-    states = read_states(cands, classes, params, height)
-    typical = reread_by_height(cands, classes, params, height, states)
+    # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
+    emission, transition = emissions(cands, params), transitions(cands, params, height)
+    states = read_states(cands, classes, params, height, emission, transition)
+    typical = reread_by_height(cands, classes, params, emission, transition, states)
     m = params.max_candidates
     for k in range(len(classes)):
         cols = np.nonzero(states[k] < m)[0]
@@ -135,17 +137,16 @@ def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
     return list(groups.values())
 
 
-def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
-                height: int) -> np.ndarray:
+def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
+                emission: np.ndarray, transition: np.ndarray) -> np.ndarray:
     """The state (candidate index, M = absent) of every curve in every column.
 
     Groups of the same size are read in one batched pass; groups larger than `MAX_JOINT` by peeling.
 
     Shape:
+        emission: (K, W, M+1) (`paths.emissions`); transition: (W-1, M+1, M+1) (`paths.transitions`).
         Returns (K, W) int64.
     """
-    emission = emissions(cands, params)
-    transition = transitions(cands, params, height)
     states = np.empty(emission.shape[:2], dtype=np.int64)
     by_size: dict[int, list[list[int]]] = {}
     for group in curve_groups(classes):
@@ -165,8 +166,8 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     return states
 
 
-def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
-                     states: np.ndarray) -> np.ndarray:
+def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
+                     emission: np.ndarray, transition: np.ndarray, states: np.ndarray) -> np.ndarray:
     """Read every group of curves drawn alike again, each curve now charged for runs unlike its own (`run_heights`).
 
     The first reading (`states`) gives each curve its typical run height; a group whose curves
@@ -174,13 +175,12 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
     misfit. Changes `states` in place.
 
     Shape:
-        states: (K, W). Returns (K,) typical heights in px, NaN where not estimated.
+        emission: (K, W, M+1) and transition: (W-1, M+1, M+1), the first search's (`paths.emissions`,
+        `paths.transitions`); states: (K, W). Returns (K,) typical heights in px, NaN where not estimated.
     """
     typical = np.full(len(classes), np.nan)
     if params.height_weight <= 0:
         return typical
-    emission: np.ndarray | None = None
-    transition = np.empty(0)
     for group in curve_groups(classes):
         if len(group) < 2 or len({classes[k] for k in group}) > 1:
             continue
@@ -188,8 +188,6 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
         extra = height_emission(cands, typical[group], params.height_weight)
         if not extra.any():
             continue
-        if emission is None:
-            emission, transition = emissions(cands, params), transitions(cands, params, height)
         costs = emission[group] + extra
         if len(group) > MAX_JOINT:
             states[group] = peel(costs, transition, params.crossing_cost)
@@ -235,7 +233,7 @@ def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
 
 
 def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
-             typical: np.ndarray | None = None) -> None:
+             typical: np.ndarray) -> None:
     """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
 
     Two curves of the same classes cost the same on either branch after they meet, so the path
@@ -247,11 +245,9 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
     everything after the contact is swapped.
 
     Shape:
-        rows, confidence: (K, W), changed in place.
+        rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
     """
     width = rows.shape[1]
-    if typical is None:
-        typical = np.full(len(classes), np.nan)
     # Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): slopes do not
     # overrule it.
     pairs = [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
