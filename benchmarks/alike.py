@@ -1,0 +1,164 @@
+"""Curves drawn alike, read from the true masks: what each identity cue buys, and what a perfect contact rule would.
+
+    python benchmarks/alike.py [SET_DIR] [--split val] [--max-logs 0] [--profile cpu] [--out DIR]
+
+Two curves of one style cost the same to every style term of the path search, so their identities
+rest on three things (docs/reading.md, "The search", item 7): the path's continuity, the run-height
+cue (`extract.reread_by_height`, `extract.height_weight`) and the slope rule at contacts
+(`extract.untangle`, which asks `extract._crossed` at every contact). Every log of the split whose
+sidecar names two or more curves in one style is read from its true mask (`extract.mask_probs`,
+0.98 on the labelled class: no net, so what is measured is the reading alone) four ways:
+
+1. slopes only: `height_weight` 0, the slope rule at contacts;
+2. run heights, no contact rule: `_crossed` answers "not crossed" at every contact;
+3. as shipped: run heights and the slope rule;
+4. run heights and an oracle at contacts: `_crossed` answers from the truth, swapping the tails
+   where the true curve each read curve followed over the 12 columns before the contact is closer
+   to the other read curve over the 12 after. It shows what any better contact rule could gain.
+
+Scored as the evaluate stage scores (`evaluate.score_curves`: best assignment among curves drawn
+alike, band truth, swap share). Reported over the curves drawn alike: median and quartile R^2,
+the median and mean of the logs' swap share, and for the oracle how often it agreed with the
+slope rule. Writes `alike.json` and `alike.md` into `--out` (default: `results/` beside this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import tifffile
+from _record import load_note, machine, markdown_table, write_results
+from extract import mask_probs
+from tqdm import tqdm
+
+from veernet_pipeline.config import ExtractParams, load_settings
+from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
+from veernet_pipeline.evaluation.truth import truth_tracks
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES, curve_classes
+from veernet_pipeline.reading import extract
+from veernet_pipeline.reading.styles import as_style_probs
+
+WINDOW = extract.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
+SLOPE_RULE = extract._crossed  # kept before any patching: the oracle counts its agreement with it
+
+
+def alike_logs(set_dir: Path, split: str, max_logs: int) -> list[dict[str, Any]]:
+    """The split's logs whose sidecar names two or more curves in one style, with true mask probabilities."""
+    logs = []
+    for row in select_logs(set_dir, split, max_logs).itertuples(index=False):
+        calib = Calibration.from_file(set_dir / row.calibration)
+        n_curves = min(int(row.n_curves), len(calib.curves))
+        classes = curve_classes([c.style for c in calib.curves])[:n_curves]
+        if len(set(classes)) == len(classes):
+            continue
+        mask = tifffile.imread(set_dir / row.mask)
+        height, width = mask.shape
+        logs.append({"id": row.id, "height": height, "classes": classes,
+                     "truth": truth_tracks(set_dir / row.las, calib, width, n_curves, height),
+                     "probs": as_style_probs(mask_probs(mask, NUM_CLASSES))})
+    return logs
+
+
+class Oracle:
+    """A contact rule that knows the truth: stands in for `extract._crossed`, counting its agreement with it."""
+
+    def __init__(self) -> None:
+        self.truth_rows = np.empty((0, 0))
+        self.contacts = 0
+        self.agreed = 0
+
+    def follows(self, rows: np.ndarray, k: int, columns: np.ndarray) -> int:
+        """The true curve read curve k lies closest to over `columns` (mean absolute rows), -1 if unread there."""
+        if not columns.size:
+            return -1
+        # All-NaN rows (a true curve off the LAS range there) give NaN, warned about, and are never chosen.
+        with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+            misfit = np.nanmean(np.abs(self.truth_rows[:, columns] - rows[k, columns]), axis=1)
+        return int(np.nanargmin(misfit)) if np.isfinite(misfit).any() else -1
+
+    def __call__(self, rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
+        before = np.arange(max(0, first - WINDOW), first)
+        after = np.arange(last + 1, min(rows.shape[1], last + 1 + WINDOW))
+        true_a, true_b = self.follows(rows, a, before), self.follows(rows, b, before)
+        if min(true_a, true_b) < 0 or true_a == true_b or not after.size:
+            return False
+        truth = self.truth_rows[:, after]
+
+        def misfit(k: int, true_k: int) -> float:
+            return float(np.nanmean(np.abs(rows[k, after] - truth[true_k])))
+
+        with np.errstate(invalid="ignore"), warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+            as_read = misfit(a, true_a) + misfit(b, true_b)
+            crosswise = misfit(b, true_a) + misfit(a, true_b)
+        crossed = bool(crosswise < as_read)
+        self.contacts += 1
+        self.agreed += crossed == SLOPE_RULE(rows, a, b, first, last)
+        return crossed
+
+
+def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Any, name: str) -> dict[str, Any]:
+    """Read every log with `params` and contact rule `rule` (None: the slope rule); figures over curves drawn alike."""
+    r2, swaps = [], []
+    oracle = rule if isinstance(rule, Oracle) else None
+    with mock.patch.object(extract, "_crossed", rule) if rule is not None else contextlib.nullcontext():
+        for item in tqdm(logs, desc=name, leave=False):
+            if oracle is not None:
+                oracle.truth_rows = item["truth"] * item["height"] - 0.5
+            rows, _ = extract.trace_curves(item["probs"], params, item["classes"])
+            scores, swap, _ = score_curves(rows, item["truth"], item["classes"], item["height"])
+            r2 += [s["r2"] for k, s in enumerate(scores) if item["classes"].count(item["classes"][k]) > 1]
+            swaps.append(swap)
+    result = {"way": name, "curves": len(r2), "median_r2": float(np.nanmedian(r2)),
+              "p25_r2": float(np.nanpercentile(r2, 25)), "p75_r2": float(np.nanpercentile(r2, 75)),
+              "median_swap_share": float(np.nanmedian(swaps)), "mean_swap_share": float(np.nanmean(swaps))}
+    if oracle is not None:
+        result |= {"contacts": oracle.contacts, "agreement": oracle.agreed / max(oracle.contacts, 1)}
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("set_dir", nargs="?", type=Path)
+    parser.add_argument("--split", default="val")
+    parser.add_argument("--max-logs", type=int, default=0, help="first N logs of the split by id (0 = all)")
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args()
+    settings = load_settings(None, args.profile)
+    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
+    load_before = os.getloadavg()
+    logs = alike_logs(set_dir, args.split, args.max_logs)
+    if not logs:
+        raise SystemExit(f"no log of split {args.split!r} in {set_dir} names two curves in one style")
+    shipped = settings.extract
+    slopes_only = shipped.model_copy(update={"height_weight": 0.0})
+    ways = [score_way(logs, slopes_only, None, "slopes only (height_weight 0)"),
+            score_way(logs, shipped, lambda *_: False, "run heights, no contact rule"),
+            score_way(logs, shipped, None, "run heights + slope rule (as shipped)"),
+            score_way(logs, shipped, Oracle(), "run heights + oracle at contacts")]
+    rows = [[w["way"], str(w["curves"]), f"{w['median_r2']:.3f}", f"{w['p25_r2']:.3f}", f"{w['p75_r2']:.3f}",
+             f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %"] for w in ways]
+    oracle = ways[-1]
+    record = machine(load_before)
+    body = (markdown_table(["reading", "curves", "R² median", "R² p25", "R² p75", "swap share median", "mean"],
+                           rows, set(range(1, 7)))
+            + f"\n{len(logs)} logs of split `{args.split}` of `{set_dir.name}` that name two or more curves in one "
+            f"style, read from their true masks with profile `{args.profile}`'s `extract:` "
+            f"(height_weight {shipped.height_weight}). R² over the curves drawn alike; swap share per log. The "
+            f"oracle decided {oracle['contacts']} contacts and agreed with the slope rule on "
+            f"{100 * oracle['agreement']:.0f} % of them.\n\n{load_note(record)}\n")
+    document = {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": [x["id"] for x in logs],
+                "extract": shipped.model_dump(), "ways": ways, "machine": record}
+    write_results(args.out, "alike", document, "Curves drawn alike: identity cues, read from the true masks", body)
+
+
+if __name__ == "__main__":
+    main()
