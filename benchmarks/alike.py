@@ -6,8 +6,9 @@ Two curves of one style cost the same to every style term of the path search, so
 rest on three things (docs/reading.md, "The search", item 7): the path's continuity, the run-height
 cue (`extract.reread_by_height`, `extract.height_weight`) and the slope rule at contacts
 (`extract.untangle`, which asks `extract._crossed` at every contact). Every log of the split whose
-sidecar names two or more curves in one style is read from its true mask (`extract.mask_probs`,
-0.98 on the labelled class: no net, so what is measured is the reading alone) four ways:
+sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
+benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
+alone) four ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
 2. run heights, no contact rule: `_crossed` answers "not crossed" at every contact;
@@ -28,6 +29,7 @@ import argparse
 import contextlib
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -104,7 +106,8 @@ class Oracle:
         return crossed
 
 
-def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Any, name: str) -> dict[str, Any]:
+def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
+              name: str) -> dict[str, Any]:
     """Read every log with `params` and contact rule `rule` (None: the slope rule); figures over curves drawn alike."""
     r2, swaps = [], []
     oracle = rule if isinstance(rule, Oracle) else None
