@@ -65,6 +65,28 @@ def test_four_styles_crossing_each_other(test_settings: Settings) -> None:
     _assert_follows(rows, truths)
 
 
+def test_a_curve_the_net_trusts_less_on_shared_ink_gives_way(test_settings: Settings) -> None:
+    """Two broken styles the net confuses on one line: the less trusted one reads the other line.
+
+    Line A (row 20): dashed 0.45, long-dash 0.50. Line B (row 60): dashed 0.35, long-dash 0.05.
+    By hand with `share_weight` 0.5, emission = -ln(peak) - 0.5 ln(share):
+    dashed on A 0.051 + 0.373 = 0.424, on B 0.916 + 0.067 = 0.983; long-dash on A 0.051 + 0.321
+    = 0.372, on B 0.916 + 1.040 = 1.956. Read independently both sit on A and B goes unread.
+    Dashed holds the smaller share of A (0.474 < 0.526), so it is read again first, paying
+    `crossing_cost` (1.0) on A: 1.424 > 0.983 (and > absence, 1.5), so it moves to B.
+    """
+    line_a, line_b = np.full(W, 20.0), np.full(W, 60.0)
+    probs = blank(H, W)
+    paint(probs, line_a, DASHED, p=0.45)
+    probs[LONG_DASH, 20:22], probs[0, 20:22] = 0.50, 0.05
+    paint(probs, line_b, DASHED, p=0.35)
+    probs[LONG_DASH, 60:62], probs[0, 60:62] = 0.05, 0.60
+    assert np.allclose(probs.sum(axis=0), 1.0)
+    rows, _ = trace_curves(probs, test_settings.extract, [(DASHED,), (LONG_DASH,)])
+    assert np.allclose(rows[1], centre(line_a)), "long-dash should keep line A, where the net trusts it more"
+    assert np.allclose(rows[0], centre(line_b)), "dashed should give way to line B instead of reading A twice"
+
+
 def test_two_curves_of_one_style_crossing_keep_their_lines(test_settings: Settings) -> None:
     truths = [48 + 30 * np.sin(X / 60.0), 46 + 0.01 * X]  # cross six times
     probs = blank(H, W)

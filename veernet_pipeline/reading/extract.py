@@ -33,7 +33,15 @@ import numpy as np
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
-from veernet_pipeline.reading.paths import MAX_JOINT, emissions, peel, transitions, viterbi, viterbi_single
+from veernet_pipeline.reading.paths import (
+    MAX_JOINT,
+    emissions,
+    give_way,
+    peel,
+    transitions,
+    viterbi,
+    viterbi_single,
+)
 from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE, height_emission, typical_heights
 
 # Columns each side of a contact whose lines decide which curve continues where (`untangle`);
@@ -142,6 +150,7 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     """The state (candidate index, M = absent) of every curve in every column.
 
     Groups of the same size are read in one batched pass; groups larger than `MAX_JOINT` by peeling.
+    Then curves read alone that landed on another curve's runs give way (`paths.give_way`).
 
     Shape:
         emission: (K, W, M+1) (`paths.emissions`); transition: (W-1, M+1, M+1) (`paths.transitions`).
@@ -163,7 +172,7 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
         found = viterbi(np.stack([emission[group] for group in groups]), transition, params.crossing_cost)
         for group, group_states in zip(groups, found, strict=True):
             states[group] = group_states
-    return states
+    return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height)
 
 
 def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,

@@ -9,7 +9,8 @@ A curve's state in a column is one of the M candidate runs or "absent" (state M)
   however steep; jumping across paper costs), plus the run middle's travel in track heights (a
   tie-breaker: of two touching runs, the one that continues the curve); `gap_cost` to leave or
   re-enter absence.
-- Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run.
+- Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run; and
+  for a curve read alone, per run another curve holds, when it is read again (`give_way`).
 - Skip, for a curve read alone (`viterbi_single`): from a run straight to a run up to
   `SKIP_COLUMNS` columns on, `absent_cost` per skipped column plus the transition between the two
   runs, so a dotted curve keeps its place through its gaps instead of paying `gap_cost` twice.
@@ -35,6 +36,8 @@ MAX_JOINT = 3
 PEEL_SWEEPS = 2
 # Longest gap a single curve jumps in place (`viterbi_single`): dotted patterns' gaps, a pen skip's short ones.
 SKIP_COLUMNS = 8
+# Two curves on one run whose own centres lie closer than this read the same pixels (`give_way`).
+CENTRE_PX = 1.0
 COST_CHUNK = 1 << 20  # joint-state costs precomputed at a time (8 MiB of float64)
 
 
@@ -232,3 +235,73 @@ def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> 
         if not changed:
             break
     return states
+
+
+def give_way(emission: np.ndarray, states: np.ndarray, singles: list[int], cands: Candidates, params: ExtractParams,
+             height: int) -> np.ndarray:
+    """Curves read alone that read another curve's pixels are read again, weakest claim first, paying to share.
+
+    Curves of different styles are read independently, each on its own class's evidence. Where
+    the net is unsure which broken style a trace is (dashed, dash-dot and long-dash share half
+    their pixels' probability), two such curves both find the same trace cheapest and read one
+    line twice while the other line goes unread. Here each single curve that reads the same
+    pixels as another (same run, own centres within `CENTRE_PX`: `contested`) is searched again
+    with `crossing_cost` on every run another curve holds along those stretches, one curve at a
+    time, the one with the lowest mean share of the contested runs first: the curve the net
+    trusts least there moves to its next-best line, or stays where its own ink is worth the cost.
+    Two curves crossing share a run too, but each keeps its centre on its own pen except for the
+    column or two where the pens coincide, so a crossing costs little and is kept. A curve with
+    nothing contested keeps its path: added costs it never pays cannot make another path cheaper.
+
+    Args:
+        emission: every curve's emission costs (`emissions`).
+        states: every curve's states from the first reading; changed in place and returned.
+        singles: the curves read alone (groups of one, `viterbi_single`); others only hold runs.
+
+    Shape:
+        emission: (K, W, M+1); states: (K, W) int64.
+    """
+    width, m = states.shape[1], emission.shape[2] - 1
+
+    def claim(k: int) -> float:
+        cols = np.nonzero(contested(states, cands.centre, k, m, params.max_gap) & (states[k] != m))[0]
+        return float(cands.share[k, cols, states[k, cols]].mean()) if cols.size else np.inf
+
+    for k in sorted(singles, key=claim):
+        cols = np.nonzero(contested(states, cands.centre, k, m, params.max_gap))[0]
+        if not cols.size:
+            continue
+        held = np.zeros((width, m + 1))
+        for other in range(len(states)):
+            if other != k:
+                np.add.at(held, (cols, states[other, cols]), params.crossing_cost)
+        held[:, m] = 0.0  # absence is never shared
+        states[k] = viterbi_single((emission[k] + held)[None], cands, params, height)[0]
+    return states
+
+
+def contested(states: np.ndarray, centre: np.ndarray, k: int, absent: int, max_gap: int) -> np.ndarray:
+    """Columns along which curve k reads another curve's pixels, and the gaps of up to `max_gap` between them.
+
+    Curve k reads another's pixels where both sit on one run and their own centres lie within
+    `CENTRE_PX`; the stretch between two such columns counts too when it is no longer than
+    `max_gap` (a broken curve's dash gaps), so the curve cannot step back onto the line there.
+
+    Shape:
+        states: (K, W), `absent` (M) where a curve is absent; centre: (K, W, M). Returns (W,) bool.
+    """
+    columns = np.arange(states.shape[1])
+    here = np.minimum(states[k], absent - 1)
+    same = np.zeros(states.shape[1], dtype=bool)
+    for other in range(len(states)):
+        if other != k:
+            close = np.abs(centre[k, columns, here] - centre[other, columns, here]) < CENTRE_PX
+            same |= (states[other] == states[k]) & close
+    shared = np.nonzero((states[k] != absent) & same)[0]
+    out = np.zeros(states.shape[1], dtype=bool)
+    if not shared.size:
+        return out
+    breaks = np.nonzero(np.diff(shared) > max_gap)[0]
+    for first, last in zip(np.r_[shared[0], shared[breaks + 1]], np.r_[shared[breaks], shared[-1]], strict=True):
+        out[first:last + 1] = True
+    return out
