@@ -15,7 +15,14 @@ from veernet_pipeline.config import ExtractParams, Settings
 from veernet_pipeline.io.classes import curve_classes, style_class
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.extract import curve_groups, trace_curves
-from veernet_pipeline.reading.paths import SKIP_COLUMNS, crossing_penalty, transitions, viterbi, viterbi_single
+from veernet_pipeline.reading.paths import (
+    SKIP_COLUMNS,
+    contested,
+    crossing_penalty,
+    transitions,
+    viterbi,
+    viterbi_single,
+)
 
 H, W = 96, 600
 X = np.arange(W)
@@ -85,6 +92,26 @@ def test_a_curve_the_net_trusts_less_on_shared_ink_gives_way(test_settings: Sett
     rows, _ = trace_curves(probs, test_settings.extract, [(DASHED,), (LONG_DASH,)])
     assert np.allclose(rows[1], centre(line_a)), "long-dash should keep line A, where the net trusts it more"
     assert np.allclose(rows[0], centre(line_b)), "dashed should give way to line B instead of reading A twice"
+
+
+def test_a_crossing_is_not_contested_but_a_stretch_read_twice_is() -> None:
+    """Curve 0 sits on run 0 everywhere (centre row 10). Curve 1 shares it, centre within 1 px, in
+    columns 5-6 (a crossing: two columns) and 12, 14, 15 (a line read twice, its gap at 13 included).
+    By hand, with max_gap 2: only columns 12-15 are contested, for either curve.
+    """
+    width, m = 20, 2
+    states = np.stack([np.zeros(width, dtype=np.int64), np.ones(width, dtype=np.int64)])
+    states[1, [5, 6, 12, 14, 15]] = 0
+    states[1, 13] = m  # absent in a dash gap
+    centres = np.full((2, width, m), 40.0)
+    centres[:, :, 0] = 10.0
+    centres[1, :, 0] = 10.4
+    expected = np.zeros(width, dtype=bool)
+    expected[12:16] = True
+    for k in (0, 1):
+        np.testing.assert_array_equal(contested(states, centres, k, m, max_gap=2), expected)
+    centres[1, 12:16, 0] = 12.0  # two pens side by side on one run: each keeps its own pixels
+    assert not contested(states, centres, 0, m, max_gap=2).any()
 
 
 def test_two_curves_of_one_style_crossing_keep_their_lines(test_settings: Settings) -> None:
