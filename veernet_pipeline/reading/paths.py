@@ -254,7 +254,8 @@ def give_way(emission: np.ndarray, states: np.ndarray, singles: list[int], cands
     time, the one with the lowest mean share of the contested runs first: the curve the net
     trusts least there moves to its next-best line, or stays where its own ink is worth the cost.
     Two curves crossing share a run too, but each keeps its centre on its own pen except for the
-    column or two where the pens coincide, so a crossing costs little and is kept. A curve with
+    column or two where the pens coincide: fewer than `MIN_SHARED` such columns in a stretch are
+    a crossing, not contested, and cost nothing. A curve with
     nothing contested keeps its path: added costs it never pays cannot make another path cheaper.
 
     Args:
