@@ -9,8 +9,9 @@ does. So do we (docs/reading.md):
    the style the sidecar names, or the seeds' convention). Candidates are the heaviest runs of
    curve ink per column (`reading.candidates`), with their extents.
 2. Groups. Curves whose classes overlap compete for the same ink, so they are read jointly
-   (exact joint Viterbi up to three, peeling beyond, `reading.paths`); curves of disjoint styles
-   are read by independent paths on their own evidence, batched into one pass.
+   (exact joint Viterbi up to three, peeling beyond, `reading.paths`), keeping their places
+   through gaps on ghost runs (`reading.ghosts`); curves of disjoint styles are read by
+   independent paths on their own evidence, batched into one pass.
 3. Rows. A run no taller than about twice the stroke width is read at its weighted centre. A taller
    one is a steep stroke: where the path turns in that column (both neighbours on one side) the
    curve's value is the run's far end, otherwise its centre (`refine_rows`).
@@ -33,15 +34,8 @@ import numpy as np
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
-from veernet_pipeline.reading.paths import (
-    MAX_JOINT,
-    emissions,
-    give_way,
-    peel,
-    transitions,
-    viterbi,
-    viterbi_single,
-)
+from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
+from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
 from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE, height_emission, typical_heights
 
 # Columns each side of a contact whose lines decide which curve continues where (`untangle`);
@@ -93,9 +87,9 @@ def trace_curves(
         return out_rows, confidence
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
-    emission, transition = emissions(cands, params), transitions(cands, params, height)
-    states = read_states(cands, classes, params, height, emission, transition)
-    typical = reread_by_height(cands, classes, params, emission, transition, states)
+    emission, steps = emissions(cands, params), joint_steps(cands, params, height)
+    states = read_states(cands, classes, params, height, emission, steps)
+    typical = reread_by_height(cands, classes, params, emission, steps, states)
     m = params.max_candidates
     for k in range(len(classes)):
         cols = np.nonzero(states[k] < m)[0]
@@ -146,15 +140,15 @@ def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
 
 
 def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
-                emission: np.ndarray, transition: np.ndarray) -> np.ndarray:
+                emission: np.ndarray, steps: JointSteps) -> np.ndarray:
     """The state (candidate index, M = absent) of every curve in every column.
 
-    Groups of the same size are read in one batched pass; groups larger than `MAX_JOINT` by peeling.
-    Then curves read alone that landed on another curve's runs give way (`paths.give_way`).
+    Curves read alone skip their gaps in place (`paths.viterbi_single`); groups of the same size are read in
+    one batched joint pass, keeping their gaps' places on ghost runs (`ghosts.read_jointly`). Then curves read
+    alone that landed on another curve's runs give way (`paths.give_way`).
 
     Shape:
-        emission: (K, W, M+1) (`paths.emissions`); transition: (W-1, M+1, M+1) (`paths.transitions`).
-        Returns (K, W) int64.
+        emission: (K, W, M+1) (`paths.emissions`). Returns (K, W) int64.
     """
     states = np.empty(emission.shape[:2], dtype=np.int64)
     by_size: dict[int, list[list[int]]] = {}
@@ -165,18 +159,14 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
             singles = [group[0] for group in groups]
             states[singles] = viterbi_single(emission[singles], cands, params, height)
             continue
-        if size > MAX_JOINT:
-            for group in groups:
-                states[group] = peel(emission[group], transition, params.crossing_cost)
-            continue
-        found = viterbi(np.stack([emission[group] for group in groups]), transition, params.crossing_cost)
+        found = read_jointly(np.stack([emission[group] for group in groups]), steps, params)
         for group, group_states in zip(groups, found, strict=True):
             states[group] = group_states
     return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height)
 
 
 def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
-                     emission: np.ndarray, transition: np.ndarray, states: np.ndarray) -> np.ndarray:
+                     emission: np.ndarray, steps: JointSteps, states: np.ndarray) -> np.ndarray:
     """Read every group of curves drawn alike again, each curve now charged for runs unlike its own (`run_heights`).
 
     The first reading (`states`) gives each curve its typical run height; a group whose curves
@@ -184,8 +174,8 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
     misfit. Changes `states` in place.
 
     Shape:
-        emission: (K, W, M+1) and transition: (W-1, M+1, M+1), the first search's (`paths.emissions`,
-        `paths.transitions`); states: (K, W). Returns (K,) typical heights in px, NaN where not estimated.
+        emission: (K, W, M+1), the first search's (`paths.emissions`); states: (K, W). Returns (K,) typical
+        heights in px, NaN where not estimated.
     """
     typical = np.full(len(classes), np.nan)
     if params.height_weight <= 0:
@@ -197,11 +187,7 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
         extra = height_emission(cands, typical[group], params.height_weight)
         if not extra.any():
             continue
-        costs = emission[group] + extra
-        if len(group) > MAX_JOINT:
-            states[group] = peel(costs, transition, params.crossing_cost)
-        else:
-            states[group] = viterbi(costs[None], transition, params.crossing_cost)[0]
+        states[group] = read_jointly((emission[group] + extra)[None], steps, params)[0]
     return typical
 
 
