@@ -3,24 +3,28 @@
     python benchmarks/alike.py [SET_DIR] [--split val] [--max-logs 0] [--profile cpu] [--out DIR]
 
 Two curves of one style cost the same to every style term of the path search, so their identities
-rest on three things (docs/reading.md, "The search", item 7): the path's continuity, the run-height
-cue (`extract.reread_by_height`, `extract.height_weight`) and the slope rule at contacts
+rest on four things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
+runs that keep a curve's place through its gaps (`reading.ghosts`), the run-height cue
+(`extract.reread_by_height`, `extract.height_weight`) and the slope rule at contacts
 (`extract.untangle`, which asks `extract._crossed` at every contact). Every log of the split whose
 sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
 benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
-alone) four ways:
+alone) five ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
 2. run heights, no contact rule: `_crossed` answers "not crossed" at every contact;
-3. as shipped: run heights and the slope rule;
-4. run heights and an oracle at contacts: `_crossed` answers from the truth, swapping the tails
+3. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
+4. as shipped: ghost runs, run heights and the slope rule;
+5. as shipped with an oracle at contacts: `_crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
 
 Scored as the evaluate stage scores (`evaluate.score_curves`: best assignment among curves drawn
 alike, band truth, swap share). Reported over the curves drawn alike: median and quartile R^2,
-the median and mean of the logs' swap share, and for the oracle how often it agreed with the
-slope rule. Writes `alike.json` and `alike.md` into `--out` (default: `results/` beside this script).
+the median and mean of the logs' swap share, for the oracle how often it agreed with the slope
+rule, and where identities flip (`identity_flips`): jumps across paper, two readings on one line,
+contacts, absences. Writes `alike.json` and `alike.md` into `--out` (default: `results/` beside
+this script).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import argparse
 import contextlib
 import os
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,10 +51,16 @@ from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES, curve_classes
 from veernet_pipeline.reading import extract
+from veernet_pipeline.reading.candidates import Candidates
+from veernet_pipeline.reading.ghosts import JointSteps, joint_steps
 from veernet_pipeline.reading.styles import as_style_probs
 
 WINDOW = extract.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
 SLOPE_RULE = extract._crossed  # kept before any patching: the oracle counts its agreement with it
+# Identity flips: a read curve follows a truth where it lies within NEAR_PX of it, in columns where the two
+# truths lie more than APART_PX apart; a stretch of one pairing counts when it spans MIN_SPAN columns or more.
+NEAR_PX, APART_PX, MIN_SPAN = 3.0, 6.0, 20
+FLIP_KINDS = ("jump", "collapse", "contact", "absence")
 
 
 def alike_logs(set_dir: Path, split: str, max_logs: int) -> list[dict[str, Any]]:
@@ -67,6 +78,52 @@ def alike_logs(set_dir: Path, split: str, max_logs: int) -> list[dict[str, Any]]
                      "truth": truth_tracks(set_dir / row.las, calib, width, n_curves, height),
                      "probs": as_style_probs(mask_probs(mask, NUM_CLASSES))})
     return logs
+
+
+def identity_flips(rows: np.ndarray, truth_rows: np.ndarray, classes: list[tuple[int, ...]]) -> Counter[str]:
+    """Where each pair of curves drawn alike changes which truth it follows, and what the readings did there.
+
+    Between a stretch read straight (each curve on its own truth) and the next stretch read
+    crosswise, or back, the columns in between are a flip of one of four kinds, the first that
+    holds: `collapse`, both readings on one truth in 3 columns or more; `contact`, the readings
+    come within `extract.CONTACT_PX` (a crossing or touch the reader decided); `absence`, a
+    reading is missing (a gap longer than `max_gap`); `jump`, none of these: a reading left its
+    line across paper.
+
+    Shape:
+        rows, truth_rows: (K, W) pixel rows, `rows` in the truths' curve order (`score_curves`' assignment).
+    """
+    flips: Counter[str] = Counter()
+    with np.errstate(invalid="ignore"):
+        on = np.abs(rows[:, None] - truth_rows[None]) <= NEAR_PX  # on[k, t]: read curve k lies on truth t
+    for a in range(len(classes)):
+        for b in range(a + 1, len(classes)):
+            if classes[a] != classes[b]:
+                continue
+            with np.errstate(invalid="ignore"):
+                apart = np.abs(truth_rows[a] - truth_rows[b]) > APART_PX
+            straight = on[a, a] & on[b, b] & apart
+            crosswise = on[a, b] & on[b, a] & apart
+            columns = np.nonzero(straight | crosswise)[0]
+            label = straight[columns]
+            stretches = [s for s in np.split(np.arange(columns.size), np.nonzero(np.diff(label))[0] + 1)
+                         if s.size and columns[s[-1]] - columns[s[0]] >= MIN_SPAN]
+            for before, after in zip(stretches[:-1], stretches[1:], strict=False):
+                if label[before[0]] == label[after[0]]:
+                    continue
+                span = slice(columns[before[-1]], columns[after[0]] + 1)
+                one_line = int(np.sum(on[a, a, span] & on[b, a, span]) + np.sum(on[a, b, span] & on[b, b, span]))
+                with np.errstate(invalid="ignore"):
+                    contact = bool(np.any(np.abs(rows[a, span] - rows[b, span]) <= extract.CONTACT_PX))
+                missing = not np.isfinite(rows[[a, b], span]).all()
+                flips["collapse" if one_line >= 3 else "contact" if contact else "absence" if missing else "jump"] += 1
+    return flips
+
+
+def no_ghosts(cands: Candidates, params: ExtractParams, height: int) -> JointSteps:
+    """`ghosts.joint_steps` with no ghost run anywhere: a joint search's absence forgets where the curve was."""
+    steps = joint_steps(cands, params, height)
+    return JointSteps(steps.transition, np.zeros_like(steps.ghosts))
 
 
 class Oracle:
@@ -107,21 +164,29 @@ class Oracle:
 
 
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
-              name: str) -> dict[str, Any]:
-    """Read every log with `params` and contact rule `rule` (None: the slope rule); figures over curves drawn alike."""
+              name: str, ghosts: bool = True) -> dict[str, Any]:
+    """Read every log with `params`, contact rule `rule` (None: the slope rule) and ghost runs or not.
+
+    Figures over the curves drawn alike, and their identity flips by kind.
+    """
     r2, swaps = [], []
+    flips: Counter[str] = Counter()
     oracle = rule if isinstance(rule, Oracle) else None
-    with mock.patch.object(extract, "_crossed", rule) if rule is not None else contextlib.nullcontext():
+    with (mock.patch.object(extract, "_crossed", rule) if rule is not None else contextlib.nullcontext(),
+          mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext()):
         for item in tqdm(logs, desc=name, leave=False):
+            truth_rows = item["truth"] * item["height"] - 0.5
             if oracle is not None:
-                oracle.truth_rows = item["truth"] * item["height"] - 0.5
+                oracle.truth_rows = truth_rows
             rows, _ = extract.trace_curves(item["probs"], params, item["classes"])
-            scores, swap, _ = score_curves(rows, item["truth"], item["classes"], item["height"])
+            scores, swap, order = score_curves(rows, item["truth"], item["classes"], item["height"])
             r2 += [s["r2"] for k, s in enumerate(scores) if item["classes"].count(item["classes"][k]) > 1]
             swaps.append(swap)
+            flips += identity_flips(rows[order], truth_rows, item["classes"])
     result = {"way": name, "curves": len(r2), "median_r2": float(np.nanmedian(r2)),
               "p25_r2": float(np.nanpercentile(r2, 25)), "p75_r2": float(np.nanpercentile(r2, 75)),
-              "median_swap_share": float(np.nanmedian(swaps)), "mean_swap_share": float(np.nanmean(swaps))}
+              "median_swap_share": float(np.nanmedian(swaps)), "mean_swap_share": float(np.nanmean(swaps)),
+              "flips": {kind: flips[kind] for kind in FLIP_KINDS}}
     if oracle is not None:
         result |= {"contacts": oracle.contacts, "agreement": oracle.agreed / max(oracle.contacts, 1)}
     return result
@@ -145,19 +210,24 @@ def main() -> None:
     slopes_only = shipped.model_copy(update={"height_weight": 0.0})
     ways = [score_way(logs, slopes_only, None, "slopes only (height_weight 0)"),
             score_way(logs, shipped, lambda *_: False, "run heights, no contact rule"),
-            score_way(logs, shipped, None, "run heights + slope rule (as shipped)"),
-            score_way(logs, shipped, Oracle(), "run heights + oracle at contacts")]
+            score_way(logs, shipped, None, "as shipped, without ghost runs", ghosts=False),
+            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, slope rule"),
+            score_way(logs, shipped, Oracle(), "as shipped + oracle at contacts")]
     rows = [[w["way"], str(w["curves"]), f"{w['median_r2']:.3f}", f"{w['p25_r2']:.3f}", f"{w['p75_r2']:.3f}",
-             f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %"] for w in ways]
+             f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %",
+             str(sum(w["flips"].values()))] + [str(w["flips"][kind]) for kind in FLIP_KINDS] for w in ways]
     oracle = ways[-1]
     record = machine(load_before)
-    body = (markdown_table(["reading", "curves", "R² median", "R² p25", "R² p75", "swap share median", "mean"],
-                           rows, set(range(1, 7)))
+    body = (markdown_table(["reading", "curves", "R² median", "R² p25", "R² p75", "swap share median", "mean",
+                            "flips", *(f"by {kind}" for kind in FLIP_KINDS)], rows, set(range(1, 12)))
             + f"\n{len(logs)} logs of split `{args.split}` of `{set_dir.name}` that name two or more curves in one "
             f"style, read from their true masks with profile `{args.profile}`'s `extract:` "
             f"(height_weight {shipped.height_weight}). R² over the curves drawn alike; swap share per log. The "
             f"oracle decided {oracle['contacts']} contacts and agreed with the slope rule on "
-            f"{100 * oracle['agreement']:.0f} % of them.\n\n{load_note(record)}\n")
+            f"{100 * oracle['agreement']:.0f} % of them. Flips: places where a pair of curves drawn alike changes "
+            f"which truth it follows (stretches of {MIN_SPAN} columns or more, readings within {NEAR_PX:g} px of a "
+            f"truth, truths more than {APART_PX:g} px apart): by jump across paper, collapse (both on one line), "
+            f"contact, absence (`identity_flips`).\n\n{load_note(record)}\n")
     document = {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": [x["id"] for x in logs],
                 "extract": shipped.model_dump(), "ways": ways, "machine": record}
     write_results(args.out, "alike", document, "Curves drawn alike: identity cues, read from the true masks", body)

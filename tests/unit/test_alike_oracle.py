@@ -1,4 +1,5 @@
-"""The contact oracle of benchmarks/alike.py: swaps two read curves' tails exactly where the truth crosses."""
+"""benchmarks/alike.py: the contact oracle swaps two read curves' tails exactly where the truth crosses, and
+identity flips are counted and told apart by what the readings did (hand-drawn rows)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,37 @@ def test_a_bounce_read_as_a_bounce_stands(alike: ModuleType) -> None:
     swapped = truth.copy()
     swapped[:, last + 1:] = swapped[::-1, last + 1:]
     assert oracle(swapped, 0, 1, first, last)
+
+
+FLAT = np.stack([np.full(101, 20.0), np.full(101, 60.0)])  # two true curves drawn alike, 40 px apart
+X = np.arange(101)
+
+
+def _flip(kind: str) -> np.ndarray:
+    """Two readings that follow the truths straight, then crosswise from about column 50, by way of `kind`."""
+    first = np.where(X < 50, 20.0, 60.0)
+    if kind == "collapse":  # the first reading leaves for the other line at 40: both on 60 for columns 40-49
+        first = np.where(X < 40, 20.0, 60.0)
+    if kind == "contact":  # the readings cross over columns 45-55, meeting at 40 in column 50
+        first = np.clip(20.0 + 4.0 * (X - 45), 20.0, 60.0)
+    rows = np.stack([first, np.where(X < 50, 60.0, 20.0) if kind != "contact" else 80.0 - first])
+    if kind == "absence":  # neither is read over columns 45-54
+        rows[:, 45:55] = np.nan
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["jump", "collapse", "contact", "absence"])
+def test_an_identity_flip_is_told_by_what_the_readings_did(alike: ModuleType, kind: str) -> None:
+    flips = alike.identity_flips(_flip(kind), FLAT, [(2,), (2,)])
+    assert dict(flips) == {kind: 1}
+
+
+def test_no_flip_without_a_change_of_pairing_that_lasts(alike: ModuleType) -> None:
+    straight = FLAT.copy()
+    assert not alike.identity_flips(straight, FLAT, [(2,), (2,)])
+    # Crosswise for 10 columns only (shorter than MIN_SPAN = 20): straight on both sides, no flip.
+    excursion = FLAT.copy()
+    excursion[:, 50:60] = FLAT[::-1, 50:60]
+    assert not alike.identity_flips(excursion, FLAT, [(2,), (2,)])
+    # Curves of different styles are never a pair drawn alike.
+    assert not alike.identity_flips(_flip("jump"), FLAT, [(2,), (3,)])
