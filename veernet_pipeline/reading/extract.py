@@ -27,7 +27,8 @@ does. So do we (docs/reading.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -87,7 +88,8 @@ def trace_curves(
         return out_rows, confidence
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
-    emission, steps = emissions(cands, params), joint_steps(cands, params, height)
+    # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
+    emission, steps = emissions(cands, params), functools.cache(lambda: joint_steps(cands, params, height))
     states = read_states(cands, classes, params, height, emission, steps)
     typical = reread_by_height(cands, classes, params, emission, steps, states)
     m = params.max_candidates
@@ -140,12 +142,15 @@ def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
 
 
 def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
-                emission: np.ndarray, steps: JointSteps) -> np.ndarray:
+                emission: np.ndarray, steps: Callable[[], JointSteps]) -> np.ndarray:
     """The state (candidate index, M = absent) of every curve in every column.
 
     Curves read alone skip their gaps in place (`paths.viterbi_single`); groups of the same size are read in
     one batched joint pass, keeping their gaps' places on ghost runs (`ghosts.read_jointly`). Then curves read
     alone that landed on another curve's runs give way (`paths.give_way`).
+
+    Args:
+        steps: gives the joint searches' steps (`ghosts.joint_steps`), called only if a group is read jointly.
 
     Shape:
         emission: (K, W, M+1) (`paths.emissions`). Returns (K, W) int64.
@@ -159,19 +164,19 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
             singles = [group[0] for group in groups]
             states[singles] = viterbi_single(emission[singles], cands, params, height)
             continue
-        found = read_jointly(np.stack([emission[group] for group in groups]), steps, params)
+        found = read_jointly(np.stack([emission[group] for group in groups]), steps(), params)
         for group, group_states in zip(groups, found, strict=True):
             states[group] = group_states
     return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height)
 
 
 def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
-                     emission: np.ndarray, steps: JointSteps, states: np.ndarray) -> np.ndarray:
+                     emission: np.ndarray, steps: Callable[[], JointSteps], states: np.ndarray) -> np.ndarray:
     """Read every group of curves drawn alike again, each curve now charged for runs unlike its own (`run_heights`).
 
     The first reading (`states`) gives each curve its typical run height; a group whose curves
     differ in it is searched again with `height_emission` added, `height_weight` per px of
-    misfit. Changes `states` in place.
+    misfit. Changes `states` in place; `steps` as for `read_states`.
 
     Shape:
         emission: (K, W, M+1), the first search's (`paths.emissions`); states: (K, W). Returns (K,) typical
@@ -187,7 +192,7 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
         extra = height_emission(cands, typical[group], params.height_weight)
         if not extra.any():
             continue
-        states[group] = read_jointly((emission[group] + extra)[None], steps, params)[0]
+        states[group] = read_jointly((emission[group] + extra)[None], steps(), params)[0]
     return typical
 
 

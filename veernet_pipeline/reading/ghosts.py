@@ -91,9 +91,9 @@ def ghost_runs(cands: Candidates, params: ExtractParams, height: int) -> tuple[n
     order = np.lexsort((cost, column))  # by column, cheapest join first
     column = column[order]
     rank = np.arange(column.size) - np.searchsorted(column, column)  # place among its column's joins
-    keep = order[rank < GHOSTS]
-    ghost_top[column[rank < GHOSTS], rank[rank < GHOSTS]] = np.concatenate(tops)[keep]
-    ghost_bottom[column[rank < GHOSTS], rank[rank < GHOSTS]] = np.concatenate(bottoms)[keep]
+    kept = rank < GHOSTS
+    ghost_top[column[kept], rank[kept]] = np.concatenate(tops)[order[kept]]
+    ghost_bottom[column[kept], rank[kept]] = np.concatenate(bottoms)[order[kept]]
     return ghost_top, ghost_bottom
 
 
