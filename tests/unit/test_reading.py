@@ -11,7 +11,7 @@ from veernet_pipeline.config import Settings
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import pad_to_multiple
-from veernet_pipeline.reading.predict import logits_to_probs, plan_tiles, predict_probs
+from veernet_pipeline.reading.predict import inference_dtype, logits_to_probs, plan_tiles, predict_probs
 from veernet_pipeline.reading.values import rows_to_values, wrap_counts
 
 # --- tiling --------------------------------------------------------------------------------
@@ -67,6 +67,20 @@ def test_tiled_veernet_covers_every_column(test_settings: Settings) -> None:
     assert np.isfinite(probs).all()
     np.testing.assert_allclose(probs.sum(axis=0), 1.0, atol=1e-5)
     assert np.array_equal(probs, predict_probs(model, image, tile_width=256, tile_overlap=64))  # deterministic
+
+
+def test_cpu_reads_in_fp32_and_bf16_is_asked_for_explicitly(test_settings: Settings) -> None:
+    """CPU runs stay fp32 (bit-identical); bf16 autocast, the CUDA default where supported, engages when asked."""
+    assert inference_dtype("cpu") is None
+    model = untrained_veernet(test_settings, NUM_CLASSES)
+    image = np.random.default_rng([1, 5]).integers(0, 256, size=(64, 300), dtype=np.uint8)
+    full = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=None)
+    assert np.array_equal(predict_probs(model, image, tile_width=256, tile_overlap=64), full)
+    low = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=torch.bfloat16)
+    assert not np.array_equal(low, full)  # the convolutions ran in bf16
+    np.testing.assert_allclose(low.sum(axis=0), 1.0, atol=1e-5)
+    # bf16 keeps 8 bits of mantissa: probabilities move by at most a few hundredths here.
+    assert float(np.abs(low - full).max()) < 0.05
 
 
 def test_tiled_equals_untiled_for_a_per_pixel_net() -> None:
