@@ -14,7 +14,7 @@ from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
 from veernet_pipeline.io.classes import curve_classes, style_class
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
-from veernet_pipeline.reading.extract import curve_groups, trace_curves
+from veernet_pipeline.reading.extract import curve_groups, run_holders, trace_curves
 from veernet_pipeline.reading.paths import (
     SKIP_COLUMNS,
     contested,
@@ -316,3 +316,33 @@ def test_two_curves_of_one_style_that_touch_and_part_keep_their_pens(test_settin
     assert worst_error(test_settings.extract.height_weight) <= 1.0
     # By slope only, the heavy curve's reading runs on down the light one's line after the contact.
     assert worst_error(0.0) > 20
+
+
+def test_a_run_read_by_two_curves_halves_their_confidence(test_settings: Settings) -> None:
+    """Two solid curves; the second's line ends at column 100. Sharing a run (crossing_cost 1.0 a column)
+    is cheaper than absence (absent_cost 1.5), so it rides the first curve's line from there: a copy,
+    which confidence must show. By hand: peak 0.95 x share 1.0 = 0.95 alone, halved where two curves hold
+    the run, below `infer.low_confidence` (0.5)."""
+    width = 200
+    x = np.arange(width)
+    probs = blank(64, width)
+    paint(probs, 20 + 10 * np.sin(x / 30.0), SOLID)
+    paint(probs, np.full(width, 45.0), SOLID, x[x < 100])
+    rows, confidence = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)])
+    np.testing.assert_allclose(confidence[:, :95], 0.95)
+    np.testing.assert_array_equal(rows[0, 110:], rows[1, 110:])  # the ride
+    np.testing.assert_allclose(confidence[:, 110:], 0.475)
+    assert test_settings.infer.low_confidence > 0.95 / 2  # flagged for review
+
+
+def test_run_holders_count_the_curves_on_each_run() -> None:
+    absent = 6
+    states = np.array([[0, 1, absent, 2],
+                       [0, 2, absent, 2],
+                       [3, 1, 4, 2]])
+    # Column by column by hand: curves 0 and 1 share run 0; 0 and 2 share run 1; nobody holds absence;
+    # all three read run 2.
+    expected = np.array([[2, 2, 0, 3],
+                         [2, 1, 0, 3],
+                         [1, 2, 1, 3]])
+    np.testing.assert_array_equal(run_holders(states, absent), expected)

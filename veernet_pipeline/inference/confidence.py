@@ -1,7 +1,8 @@
 """Per-scan confidence figures: what the review queue ranks scans by.
 
 Each digitised curve `MNEM` has a `MNEM_CONF` companion (class share x ink probability on the
-path, 0 where the curve was absent or bridged). One scan's figures pool every column of every
+path, divided by the number of curves reading the same run; 0 where the curve was absent or
+bridged). One scan's figures pool every column of every
 curve it holds (K curves x W columns = N entries):
 
 - `conf_median`, `conf_p10`: median and 10th percentile of the `_CONF` values (numpy's linear

@@ -5,9 +5,10 @@ names, each read on the evidence of its line style (`reading.extract`); the side
 columns into depths and rows into values. Without a sidecar the output stays in track units,
 says so in the LAS header, and holds every curve the map supports (CURVE_A, CURVE_B, ... with
 their style in the description: `reading.styles`). Each curve gets a `<MNEM>_CONF` companion
-(style share x ink probability on the path, 0 where the curve was absent or bridged): the review
-step sorts and filters on it. Any width is read (tiled along depth), any height up to
-`infer.max_height` (padded to a multiple of 32 with the validity mask, never resized).
+(style share x ink probability on the path, divided by the curves reading the same run; 0 where
+the curve was absent or bridged): the review step sorts and filters on it. Any width is read
+(tiled along depth), any height up to `infer.max_height` (padded to a multiple of 32 with the
+validity mask, never resized).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def digitize_scan(
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
-                 "<MNEM>_CONF = style share x ink probability on the path (0 = absent or bridged); "
+                 "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first")
     curves: list[LasCurve] = []
     for k, label in enumerate(plan.labels):

@@ -1,0 +1,54 @@
+"""What the benchmarks that read the net's output on synthetic logs share: their command line and the logs.
+
+`log_parser` gives the common arguments (set, model, split, number of logs, profile, output
+folder); `truth_logs` yields the split's logs one at a time with what scoring needs, so no
+benchmark holds every log's probabilities (a mirrored 640 x 12,800 log's are 230 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from veernet_pipeline.evaluation.evaluate import select_logs
+from veernet_pipeline.evaluation.truth import truth_tracks
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import curve_classes
+from veernet_pipeline.io.tiff import decode_scan
+
+
+def log_parser(description: str, max_logs: int) -> argparse.ArgumentParser:
+    """SET_DIR, --model, --split (val), --max-logs (`max_logs`), --profile (cpu) and --out (results/)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("set_dir", nargs="?", type=Path)
+    parser.add_argument("--model", type=Path)
+    parser.add_argument("--split", default="val")
+    parser.add_argument("--max-logs", type=int, default=max_logs, help="first N logs of the split by id (0 = all)")
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    return parser
+
+
+@dataclass(frozen=True)
+class TruthLog:
+    """One synthetic log: its scan, the classes of the curves it names and their truth (track units)."""
+
+    id: str
+    image: np.ndarray
+    classes: list[tuple[int, ...]]
+    truth: np.ndarray
+
+
+def truth_logs(set_dir: Path, split: str, max_logs: int) -> Iterator[TruthLog]:
+    """The first `max_logs` logs of `split` (0 = all), decoded one at a time, with progress."""
+    for row in tqdm(list(select_logs(set_dir, split, max_logs).itertuples(index=False)), desc="logs"):
+        calibration = Calibration.from_file(set_dir / row.calibration)
+        n_curves = min(int(row.n_curves), len(calibration.curves))
+        image = decode_scan(set_dir / row.image)
+        yield TruthLog(row.id, image, curve_classes([c.style for c in calibration.curves])[:n_curves],
+                       truth_tracks(set_dir / row.las, calibration, image.shape[1], n_curves, image.shape[0]))

@@ -1,0 +1,105 @@
+"""Does a curve's confidence point a reviewer at the columns it misread?
+
+    python benchmarks/confidence.py [SET_DIR] [--model MODEL_DIR] [--split val] [--max-logs 47] [--profile cpu]
+
+The first `--max-logs` logs of the split (validation by default: never the test split) are read
+with the profile's settings and test-time mirroring, as `evaluate` does. A column of a read curve
+is misread when its row lies more than `MISREAD_PX` from its own true curve (curves drawn alike
+under their best assignment, `evaluate.score_curves`). Two confidences are compared on the same
+paths: as shipped (divided by the curves reading the same run, `extract.run_holders`) and
+undivided. Reported for all curves, curves drawn alike and distinct styles: the AUROC of
+1 - confidence for misread columns (0.5 = no better than chance), and the shares of misread and
+of right columns that fall below `infer.low_confidence` (what the review queue's
+`low_conf_share` counts). Writes `confidence.json` and `confidence.md` into `--out`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from unittest import mock
+
+import numpy as np
+from _logs import log_parser, truth_logs
+from _record import load_note, machine, markdown_table, write_results
+from sklearn.metrics import roc_auc_score
+
+from veernet_pipeline.config import ExtractParams, load_settings
+from veernet_pipeline.evaluation.evaluate import score_curves
+from veernet_pipeline.model.veernet import load_model
+from veernet_pipeline.reading import extract
+from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.styles import as_style_probs
+
+MISREAD_PX = 3.0
+WAYS = {"shared runs divide (shipped)": False, "undivided": True}
+
+
+def undivided_holders(states: np.ndarray, absent: int) -> np.ndarray:
+    """Stands in for `extract.run_holders`: every curve alone on its run, the confidence before the division."""
+    return np.ones(states.shape, dtype=np.int64)
+
+
+def log_columns(probs: np.ndarray, truth: np.ndarray, classes: list[tuple[int, ...]], height: int,
+                params: ExtractParams, undivided: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One log's read columns: misread or not, their confidence, whether their curve is drawn alike."""
+    with mock.patch.object(extract, "run_holders", undivided_holders) if undivided else contextlib.nullcontext():
+        rows, confidence = extract.trace_curves(probs, params, classes)
+    _, _, order = score_curves(rows, truth, classes, height)
+    rows, confidence = rows[order], confidence[order]
+    truth_rows = truth * height - 0.5
+    read = np.isfinite(rows) & np.isfinite(truth_rows)
+    drawn_alike = np.broadcast_to(np.array([classes.count(c) > 1 for c in classes])[:, None], rows.shape)
+    return (np.abs(rows - truth_rows) > MISREAD_PX)[read], confidence[read], drawn_alike[read]
+
+
+def figures(columns: dict[str, np.ndarray], threshold: float) -> dict[str, dict[str, float]]:
+    """AUROC and low-confidence shares over all curves, curves drawn alike and distinct styles, where both occur."""
+    out = {}
+    for name, keep in (("all", np.ones_like(columns["alike"])), ("alike", columns["alike"]),
+                       ("distinct", ~columns["alike"])):
+        misread, confidence = columns["misread"][keep], columns["confidence"][keep]
+        if misread.all() or not misread.any():  # no columns, or one kind only: nothing to rank
+            continue
+        out[name] = {"columns": int(keep.sum()), "misread_share": float(misread.mean()),
+                     "auroc": float(roc_auc_score(misread, -confidence)),
+                     "low_of_misread": float(np.mean(confidence[misread] < threshold)),
+                     "low_of_right": float(np.mean(confidence[~misread] < threshold))}
+    return out
+
+
+def main() -> None:
+    args = log_parser(__doc__, 47).parse_args()
+    settings = load_settings(None, args.profile)
+    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
+    load_before = os.getloadavg()
+    model = load_model(args.model or settings.path("models") / "multiclass", map_location="cpu")
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {way: [] for way in WAYS}
+    ids = []
+    for log in truth_logs(set_dir, args.split, args.max_logs):
+        probs = as_style_probs(predict_probs(model, log.image, settings.evaluate.tile_width,
+                                             settings.evaluate.tile_overlap, "cpu", mirror=settings.extract.mirror))
+        for way, undivided in WAYS.items():
+            parts[way].append(log_columns(probs, log.truth, log.classes, log.image.shape[0], settings.extract,
+                                          undivided))
+        ids.append(log.id)
+    threshold = settings.infer.low_confidence
+    results = {way: figures({key: np.concatenate([p[i] for p in parts[way]])
+                             for i, key in enumerate(("misread", "confidence", "alike"))}, threshold)
+               for way in WAYS}
+    rows = [[way, group, str(f["columns"]), f"{100 * f['misread_share']:.1f} %", f"{f['auroc']:.4f}",
+             f"{100 * f['low_of_misread']:.1f} %", f"{100 * f['low_of_right']:.1f} %"]
+            for way, groups in results.items() for group, f in groups.items()]
+    record = machine(load_before)
+    body = (markdown_table(["confidence", "curves", "columns", "misread", "AUROC", "low, of misread",
+                            "low, of right"], rows, set(range(2, 7)))
+            + f"\n{len(ids)} logs of split `{args.split}`, profile `{args.profile}`, mirrored as `evaluate` reads. "
+            f"Misread: more than {MISREAD_PX:g} px from the curve's truth. Low: below `infer.low_confidence` "
+            f"({threshold}).\n\n{load_note(record)}\n")
+    document = {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": ids,
+                "misread_px": MISREAD_PX, "low_confidence": threshold, "results": results, "machine": record}
+    write_results(args.out, "confidence", document, "Confidence against misread columns", body)
+
+
+if __name__ == "__main__":
+    main()
