@@ -16,20 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from _logs import log_parser, truth_logs
 from _record import load_note, machine, markdown_table, write_results
-from tqdm import tqdm
 
 from veernet_pipeline.config import load_settings
-from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
-from veernet_pipeline.evaluation.truth import truth_tracks
-from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import curve_classes
-from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.evaluation.evaluate import score_curves
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.predict import predict_probs
@@ -47,37 +42,24 @@ def read_both(args: argparse.Namespace) -> dict[str, Any]:
     curves: dict[str, list[tuple[float, float]]] = {name: [] for name in PRECISIONS}
     seconds = dict.fromkeys(PRECISIONS, 0.0)
     logs = []
-    for row in tqdm(list(select_logs(set_dir, args.split, args.max_logs).itertuples(index=False)), desc="logs"):
-        calibration = Calibration.from_file(set_dir / row.calibration)
-        n_curves = min(int(row.n_curves), len(calibration.curves))
-        classes = curve_classes([c.style for c in calibration.curves])[:n_curves]
-        image = decode_scan(set_dir / row.image)
-        height, width = image.shape
-        truth = truth_tracks(set_dir / row.las, calibration, width, n_curves, height)
+    for log in truth_logs(set_dir, args.split, args.max_logs):
         probs = {}
         for name, dtype in PRECISIONS.items():
             start = time.perf_counter()
-            probs[name] = predict_probs(model, image, params.tile_width, params.tile_overlap, "cpu",
+            probs[name] = predict_probs(model, log.image, params.tile_width, params.tile_overlap, "cpu",
                                         mirror=extract.mirror, dtype=dtype)
             seconds[name] += time.perf_counter() - start
-            rows, _ = trace_curves(as_style_probs(probs[name]), extract, classes)
-            scores, _, _ = score_curves(rows, truth, classes, height)
+            rows, _ = trace_curves(as_style_probs(probs[name]), extract, log.classes)
+            scores, _, _ = score_curves(rows, log.truth, log.classes, log.image.shape[0])
             curves[name] += [(s["r2"], s["mae"]) for s in scores]
-        logs.append({"id": row.id, "max_prob_change": float(np.abs(probs["fp32"] - probs["bf16"]).max()),
+        logs.append({"id": log.id, "max_prob_change": float(np.abs(probs["fp32"] - probs["bf16"]).max()),
                      "argmax_agreement": float((probs["fp32"].argmax(0) == probs["bf16"].argmax(0)).mean())})
     return {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": logs, "curves": curves,
             "net_seconds": seconds}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("set_dir", nargs="?", type=Path)
-    parser.add_argument("--model", type=Path)
-    parser.add_argument("--split", default="val")
-    parser.add_argument("--max-logs", type=int, default=10)
-    parser.add_argument("--profile", default="cpu")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
-    args = parser.parse_args()
+    args = log_parser(__doc__, 10).parse_args()
     load_before = os.getloadavg()
     document = read_both(args)
     r2 = {name: np.array([c[0] for c in rows]) for name, rows in document["curves"].items()}
