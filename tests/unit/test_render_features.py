@@ -236,3 +236,12 @@ def test_documented_drawing_order_is_the_renderers() -> None:
     from veernet_pipeline.synthetic.styles import DRAW_RANK
 
     assert tuple(sorted(DRAW_RANK, key=DRAW_RANK.get)) == DOCUMENTED_ORDER and set(DOCUMENTED_ORDER) == set(STYLES)
+
+
+def test_features_name_the_scans_levels(wells: list[Well]) -> None:
+    # Independent of the renderer's bookkeeping: a bilevel scan holds only 0 and 255.
+    for share, name in ((1.0, "bilevel"), (0.0, "gray")):
+        log = _render(wells, f"synthesize.artefacts.bilevel.share={share}", "synthesize.artefacts.jpeg.share=0")
+        levels = set(np.unique(log.image).tolist())
+        assert name in log.features and ({"bilevel", "gray"} - {name}).isdisjoint(log.features)
+        assert (levels <= {0, 255}) == (name == "bilevel"), levels

@@ -71,7 +71,7 @@ class SyntheticLog:
         styles: each curve's line style (`io.classes.STYLES`), as the sidecar names it.
         curve_styles: each curve's full style (pattern, phase, width, gray, pen skips, fades).
         features: the track features present: tall, straight, steep, heavy_grid, doubled_grid,
-            flags, banners, header_boxes.
+            flags, banners, header_boxes, and the scan's levels: bilevel (thresholded to 0/255) or gray.
         regions: flags, banners and header boxes as (kind, track row, column, rows, columns).
     """
 
@@ -229,7 +229,9 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
     features += (["tall"] * tall + ["heavy_grid"] * bool(weight[0]) + ["doubled_grid"] * bool(weight[1])
                  + ["flags"] * bool(kinds & {"hatch", "cross", "halftone", "solid"})
                  + ["banners"] * bool(kinds & {"repeat_banner", "section_header"})
-                 + ["header_boxes"] * ("header_box" in kinds))
+                 + ["header_boxes"] * ("header_box" in kinds)
+                 # As the foreign renderer names them: per-feature tables then set own bilevel beside foreign.
+                 + ["bilevel" if "bilevel" in applied else "gray"])
     return SyntheticLog(
         image=image,
         mask=canvas.mask,
