@@ -302,6 +302,17 @@ class ForeignParams(_Strict):
     height: Range
     curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
     bilevel_share: float  # share stored as 1-bit CCITT G4, like fax scans; the rest 8-bit gray
+    # deck: the five styles dealt per track, each named in the sidecar. seeds: the seeds' sidecar contract,
+    # at most two curves, the first solid and the second one broken style, the sidecar naming no style.
+    legend: Literal["deck", "seeds"] = "deck"
+
+    @model_validator(mode="after")
+    def _seeds_name_two_curves(self) -> ForeignParams:
+        if self.legend == "seeds" and any(self.curves_per_track[2:]):
+            raise ValueError(f"foreign.legend seeds: the seeds' sidecars name at most two curves (solid, then "
+                             f"broken), but curves_per_track {self.curves_per_track} weighs 3-5 curves; set "
+                             "their weights to 0, e.g. [0, 1, 0, 0, 0]")
+        return self
 
 
 class ModelParams(_Strict):

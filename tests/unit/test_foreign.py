@@ -145,3 +145,31 @@ def test_training_never_runs_the_foreign_renderer() -> None:
         assert not foreign_files(stage), stage
     # The check can fail: the stage that writes the foreign set does run it.
     assert "veernet_pipeline/foreign/dataset.py" in foreign_files("synthesize")
+
+
+def test_seeds_legend_draws_solid_then_broken_and_names_no_style(tmp_path: Path) -> None:
+    from veernet_pipeline.io.calibration import Calibration
+    from veernet_pipeline.io.classes import BROKEN_STYLES, curve_classes
+
+    settings = _settings(tmp_path, "foreign.legend=seeds", "foreign.curves_per_track=[0, 1, 0, 0, 0]",
+                         "foreign.count=6")
+    write_foreign_set(settings)
+    set_dir = settings.path("synthetic") / FOREIGN_DIR
+    broken_seen = set()
+    for row in read_split(set_dir, "test").itertuples():
+        sidecar = json.loads((set_dir / row.calibration).read_text())
+        assert len(sidecar["curves"]) == 2 and all("style" not in c for c in sidecar["curves"])
+        drawn = row.styles.split(",")
+        assert drawn[0] == "solid" and drawn[1] in BROKEN_STYLES
+        broken_seen.add(drawn[1])
+        # The mask holds the drawn styles; the reader, given no style, takes A as solid and B as any broken.
+        mask = tifffile.imread(set_dir / row.mask)
+        assert (mask == style_class("solid")).any() and (mask == style_class(drawn[1])).any()
+        classes = curve_classes([c.style for c in Calibration.from_file(set_dir / row.calibration).curves])
+        assert classes[0] == (style_class("solid"),) and style_class(drawn[1]) in classes[1]
+    assert len(broken_seen) >= 2
+
+
+def test_seeds_legend_refuses_tracks_of_three_or_more_curves(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at most two curves"):
+        _settings(tmp_path, "foreign.legend=seeds")

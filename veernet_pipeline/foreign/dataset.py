@@ -9,7 +9,7 @@ files in the set contract (`io.sets`):
 |---|---|
 | `<id>.tif` | 8-bit gray (LZW), or 1-bit CCITT G4 like a fax scan (Pillow's libtiff) |
 | `<id>.mask.tif` | the classes of `io.classes` (`scan.label`) |
-| `<id>.calib.json` | the sidecar: depth edges, each curve's scale, backup and style |
+| `<id>.calib.json` | the sidecar: depth edges, each curve's scale, backup, style (none if `legend: seeds`) |
 | `<id>.las` | the ground truth: the window's native samples of the test well |
 
 `index.parquet` (every row split "test", plus `styles`, `features`, `bits`, `print_scale`) is
@@ -20,7 +20,7 @@ other split: training code cannot pick it up.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +93,10 @@ def render_foreign(settings: Settings, index: int, wells: list[SourceWell]) -> F
     scan_rng = np.random.default_rng([seed, index, 3])
     image = scan(compose(layers, log, scan_rng), bilevel, scan_rng)
     mask, owner = label(layers, log, image, bilevel)
-    calibration = Calibration(log.top, log.bottom, log.depth_unit, tuple(c.scale for c in log.curves), log.header)
+    # The seeds' sidecars name no style: the reader takes curve A as solid and curve B as any broken style.
+    unstyled = params.legend == "seeds"
+    scales = tuple(replace(c.scale, style=None) if unstyled else c.scale for c in log.curves)
+    calibration = Calibration(log.top, log.bottom, log.depth_unit, scales, log.header)
     features = {"bilevel" if bilevel else "gray", *layers.features}
     features |= {"log"} if any(c.scale.scale == "log" for c in log.curves) else set()
     features |= {"reversed"} if any(c.scale.top_value > c.scale.bottom_value for c in log.curves) else set()

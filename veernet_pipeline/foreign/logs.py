@@ -13,7 +13,9 @@ Chosen the way a logging company's print set-up chooses them, not the way the ge
   wraps. Unknown mnemonics get a round linear range around their values.
 - **Line styles**: the track's legend deals styles out of a shuffled deck of the five; with
   `REPEAT_SHARE` the first two curves are both solid, told apart by width. Dash patterns come from
-  `PATTERNS` (px along the curve), widths are fractional (0.8-3.2 px, antialiased).
+  `PATTERNS` (px along the curve), widths are fractional (0.8-3.2 px, antialiased). With
+  `foreign.legend: seeds` the track follows the seeds' contract instead: curve A solid, curve B
+  one broken style, and the sidecar names no style (`dataset.render_foreign`).
 """
 
 from __future__ import annotations
@@ -118,8 +120,11 @@ def choose_scale(mnemonic: str, unit: str, values: np.ndarray, style: str, rng: 
     return chosen
 
 
-def _styles(n_curves: int, rng: np.random.Generator) -> list[str]:
+def _styles(n_curves: int, legend: str, rng: np.random.Generator) -> list[str]:
     deck = [STYLES[int(i)] for i in rng.permutation(len(STYLES))]
+    if legend == "seeds":
+        # The seeds' contract: curve A solid, curve B whichever broken style the deck deals first.
+        return ["solid", *[s for s in deck if s != "solid"]][:n_curves]
     if n_curves >= 2 and rng.random() < REPEAT_SHARE:
         deck = ["solid", "solid", *[s for s in deck if s != "solid"]]
     return deck[:n_curves]
@@ -160,7 +165,7 @@ def pick_log(wells: list[SourceWell], params: ForeignParams, rng: np.random.Gene
                 continue
             window = slice(start, start + n_samples)
             top = float(well.depth[start])
-            styles = _styles(n_curves, rng)
+            styles = _styles(n_curves, params.legend, rng)
             curves = tuple(ForeignCurve(
                 values=well.curves[m][window].copy(),
                 scale=choose_scale(m, well.units.get(m, ""), well.curves[m][window], style, rng),
