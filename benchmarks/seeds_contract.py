@@ -49,7 +49,7 @@ def name_styles(set_dir: Path, out_dir: Path) -> None:
 
 
 def groups(per_log: pd.DataFrame, index: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The curves of `per_log` by letter, by storage and (curve B) by the broken style drawn."""
+    """The curves of `per_log` by letter, by storage and (curve B) by the broken style drawn; empty groups left out."""
     frame = per_log.merge(index[["id", "styles", "bits"]].astype({"id": str}), on="id")
     frame["drawn"] = [styles.split(",")[ord(curve) - ord("A")] for styles, curve in zip(frame.styles, frame.curve,
                                                                                        strict=True)]
@@ -57,7 +57,7 @@ def groups(per_log: pd.DataFrame, index: pd.DataFrame) -> dict[str, pd.DataFrame
               **{f"{bits}-bit": frame[frame.bits == bits] for bits in (1, 8)}}
     b = frame[frame.curve == "B"]
     chosen |= {f"B drawn {style}": b[b.drawn == style] for style in sorted(set(b.drawn))}
-    return chosen
+    return {name: found for name, found in chosen.items() if len(found)}
 
 
 def figures(frame: pd.DataFrame) -> dict[str, float]:
