@@ -151,7 +151,7 @@ def test_heavy_and_doubled_grid_lines(wells: list[Well]) -> None:
     plain = _render(wells, *fixed)
     heavy = _render(wells, *fixed, "synthesize.grid.heavy.share=1", "synthesize.grid.heavy.px={min: 5, max: 5}")
     doubled = _render(wells, *fixed, "synthesize.grid.doubled.share=1", "synthesize.grid.doubled.gap={min: 2, max: 2}")
-    assert "heavy_grid" in heavy.features and "doubled_grid" in doubled.features and plain.features == ()
+    assert "heavy_grid" in heavy.features and "doubled_grid" in doubled.features and plain.features == ("gray",)
     assert column_runs(_line_columns(plain)).max() <= 2 and (column_runs(_line_columns(heavy)) >= 5).sum() >= 3
     # Doubled: two 2-px lines 2 px apart, at each major line.
     line = _line_columns(doubled).astype(np.int8)
