@@ -13,6 +13,7 @@ validity mask, never resized).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,10 @@ from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs, plan_reading
+from veernet_pipeline.reading.styles import as_style_probs, plan_reading, unread_broken_notes
 from veernet_pipeline.reading.values import rows_to_values
+
+log = logging.getLogger(__name__)
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
 _QC_COLORS = ("red", "blue", "darkorange", "magenta", "darkcyan", "saddlebrown")
@@ -104,6 +107,9 @@ def digitize_scan(
     rows, confidence = trace_curves(probs, extract, plan.classes)
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
+    for note in unread_broken_notes(probs, plan, confidence, extract):
+        log.warning("%s: %s", source, note)
+        notes.append(note)
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first")
