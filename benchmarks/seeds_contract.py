@@ -2,15 +2,17 @@
 
     python benchmarks/seeds_contract.py [--model MODEL_DIR] [--count 24] [--profile cpu] [--out results/]
 
-The scans an operator sends most often carry the seeds' sidecar: curve A solid, curve B broken, no
-`style` key. The evaluate stage's foreign set names every curve's style and holds 1-5 curves, so
-it does not measure that case. This script renders `--count` scans with the foreign renderer
+The scans an operator sends most often carry the seeds' sidecar: curve A solid, curve B broken (or
+a thinner solid line: the seeds told them apart "solid vs dashed, thick vs thin"), no `style` key.
+The evaluate stage's foreign set names every curve's style and holds 1-5 curves, so it does not
+measure that case. This script renders `--count` scans with the foreign renderer
 (`foreign.legend: seeds`, two curves per track, otherwise the profile's `foreign` settings: test
 wells only, evaluation only, never tuned on) into a temporary folder and evaluates the model on
 them exactly as the evaluate stage does (`evaluation.evaluate.evaluate_model`), twice: with the
 sidecars as written (curve B read as any broken style) and with each curve's drawn style named,
 as a legend-reading calibration would. Reported per curve, per storage (1-bit / 8-bit) and per
-broken style drawn; the worst log's overlay of the unstyled reading is copied beside the results.
+style curve B was drawn in (a thin solid B is the case `reading.styles.unread_broken_notes`
+reports); the worst log's overlay of the unstyled reading is copied beside the results.
 Writes `seeds_contract.json`, `seeds_contract.md` and `seeds_contract-worst.png` into `--out`.
 """
 
@@ -120,9 +122,10 @@ def main() -> None:
                                for figure in ("R² median", "R² p10", "MAE median", "curve swaps mean")]]
     body = (markdown_table(header, rows, set(range(1, len(header))))
             + f"\n{args.count} foreign scans (test wells; `foreign.legend: seeds`, two curves per track: A solid, B "
-            f"one broken style), profile `{args.profile}`, model `{document['model']}`, read as the evaluate stage "
-            "reads (mirroring, the profile's path search). **unstyled**: the sidecars as the seeds write them (no "
-            "style: A solid, B any broken style); **styled**: the same scans with each curve's drawn style named. "
+            f"one broken style or a thinner solid), profile `{args.profile}`, model `{document['model']}`, read as "
+            "the evaluate stage reads (mirroring, the profile's path search). **unstyled**: the sidecars as the "
+            "seeds write them (no style: A solid, B any broken style); **styled**: the same scans with each "
+            "curve's drawn style named. "
             "Swap share over logs, median / mean: " + ", ".join(
                 f"{r} {100 * readings[r]['swap_share_over_logs']['median']:.1f} % / "
                 f"{100 * readings[r]['swap_share_over_logs']['mean']:.1f} %" for r in READINGS)

@@ -303,7 +303,7 @@ class ForeignParams(_Strict):
     curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
     bilevel_share: float  # share stored as 1-bit CCITT G4, like fax scans; the rest 8-bit gray
     # deck: the five styles dealt per track, each named in the sidecar. seeds: the seeds' sidecar contract,
-    # at most two curves, the first solid and the second one broken style, the sidecar naming no style.
+    # at most two curves, the first solid and the second one broken style (or a thinner solid), no style named.
     legend: Literal["deck", "seeds"] = "deck"
 
     @model_validator(mode="after")

@@ -15,13 +15,14 @@ Chosen the way a logging company's print set-up chooses them, not the way the ge
   `REPEAT_SHARE` the first two curves are both solid, told apart by width. Dash patterns come from
   `PATTERNS` (px along the curve), widths are fractional (0.8-3.2 px, antialiased). With
   `foreign.legend: seeds` the track follows the seeds' contract instead: curve A solid, curve B
-  one broken style, and the sidecar names no style (`dataset.render_foreign`).
+  one broken style or, with `REPEAT_SHARE`, a thinner solid (the seeds' "thick vs thin"), and the
+  sidecar names no style (`dataset.render_foreign`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -123,8 +124,10 @@ def choose_scale(mnemonic: str, unit: str, values: np.ndarray, style: str, rng: 
 def _styles(n_curves: int, legend: str, rng: np.random.Generator) -> list[str]:
     deck = [STYLES[int(i)] for i in rng.permutation(len(STYLES))]
     if legend == "seeds":
-        # The seeds' contract: curve A solid, curve B whichever broken style the deck deals first.
-        return ["solid", *[s for s in deck if s != "solid"]][:n_curves]
+        # The seeds' contract: A solid, B whichever broken style the deck deals first; the seeds told
+        # A from B "solid vs dashed, thick vs thin", so with REPEAT_SHARE B is solid too (thinner: pick_log).
+        second = "solid" if rng.random() < REPEAT_SHARE else next(s for s in deck if s != "solid")
+        return ["solid", second][:n_curves]
     if n_curves >= 2 and rng.random() < REPEAT_SHARE:
         deck = ["solid", "solid", *[s for s in deck if s != "solid"]]
     return deck[:n_curves]
@@ -173,6 +176,10 @@ def pick_log(wells: list[SourceWell], params: ForeignParams, rng: np.random.Gene
                 width_px=float(rng.uniform(*WIDTH_PX)),
                 gray=float(rng.uniform(0.0, 0.25)),
             ) for m, style in zip(chosen, styles, strict=True))
+            if params.legend == "seeds" and styles == ["solid", "solid"] and curves[0].width_px < curves[1].width_px:
+                # Thick vs thin: curve A is the thicker pen.
+                thin, thick = curves
+                curves = (replace(thin, width_px=thick.width_px), replace(thick, width_px=thin.width_px))
             return ForeignLog(well.name, dict(well.header), well.depth_unit, well.depth[window].copy(), top,
                               top + span, height, width, curves, print_scale)
         n_curves -= 1
