@@ -60,9 +60,12 @@ def test_sigkill_mid_epoch_then_resume_gives_the_uninterrupted_weights(tmp_path:
     assert batches >= 4, "too few batches an epoch for a kill to land mid-epoch; raise crops_per_log"
 
     # The reference: the same command never interrupted, then set aside.
-    _veernet(project, tmp_path / "reference.log", *overrides, "train_binary")
+    reference_log = _veernet(project, tmp_path / "reference.log", *overrides, "train_binary")
     reference = models.with_name("binary-uninterrupted")
     models.rename(reference)
+    # After the first of two epochs the log projects the rest from that epoch's time (history.json).
+    first = json.loads((reference / "history.json").read_text())[0]["seconds"]
+    assert f"binary: 1 of 2 epochs left, about {first / 60:.0f} min more at {first:.0f} s an epoch" in reference_log
 
     # Killed with SIGKILL (no handler, no clean-up) as soon as a mid-epoch checkpoint is on disk.
     checkpoint = models / "checkpoints" / "last.pt"

@@ -265,6 +265,13 @@ def train_stage(
         logger.info("%s epoch %d/%d: train_loss %.4f val_loss %s val_iou %s lr %.3g %.1fs", stage, epoch + 1,
                     params.epochs, record["train_loss"], record["val_loss"], record["val_iou"], record["lr"],
                     record["seconds"])
+        left = params.epochs - (epoch + 1)
+        if left:
+            # Said after every epoch, so whoever watches sees at once whether the stage fits its time budget
+            # (a slow machine shows after the first: docs/runbooks/train-and-promote.md).
+            per_epoch = float(np.mean([r["seconds"] for r in history]))
+            logger.info("%s: %d of %d epochs left, about %.0f min more at %.0f s an epoch", stage, left, params.epochs,
+                        left * per_epoch / 60, per_epoch)
         if on_epoch_end is not None:
             on_epoch_end(epoch + 1, record)
 
