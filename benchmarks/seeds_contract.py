@@ -51,7 +51,7 @@ def name_styles(set_dir: Path, out_dir: Path) -> None:
 
 
 def groups(per_log: pd.DataFrame, index: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The curves of `per_log` by letter, by storage and (curve B) by the broken style drawn; empty groups left out."""
+    """The curves of `per_log` by letter, by storage and (curve B) by the style drawn; empty groups left out."""
     frame = per_log.merge(index[["id", "styles", "bits"]].astype({"id": str}), on="id")
     frame["drawn"] = [styles.split(",")[ord(curve) - ord("A")] for styles, curve in zip(frame.styles, frame.curve,
                                                                                        strict=True)]

@@ -15,7 +15,8 @@ import tifffile
 from tests.renders import PARAMS, redraw
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.foreign.dataset import FOREIGN_DIR, evaluation_wells, render_foreign, write_foreign_set
-from veernet_pipeline.io.classes import BACKGROUND, OTHER_INK, STYLES, style_class
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import BACKGROUND, BROKEN_STYLES, OTHER_INK, STYLES, curve_classes, style_class
 from veernet_pipeline.io.sets import DETAIL_COLUMNS, EVALUATION_ONLY_FILE, INDEX_COLUMNS, INDEX_FILE, read_split
 from veernet_pipeline.io.splits import assign_well_splits
 from veernet_pipeline.io.tiff import decode_scan, read_header
@@ -148,9 +149,6 @@ def test_training_never_runs_the_foreign_renderer() -> None:
 
 
 def test_seeds_legend_draws_solid_then_broken_and_names_no_style(tmp_path: Path) -> None:
-    from veernet_pipeline.io.calibration import Calibration
-    from veernet_pipeline.io.classes import BROKEN_STYLES, curve_classes
-
     settings = _settings(tmp_path, "foreign.legend=seeds", "foreign.curves_per_track=[0, 1, 0, 0, 0]",
                          "foreign.count=6")
     write_foreign_set(settings)
