@@ -25,16 +25,7 @@ def test_a_sidecar_without_styles_keeps_the_seeds_convention() -> None:
 
 
 def test_named_styles_decide_and_unnamed_curves_may_be_any() -> None:
-    assert curve_classes(["dotted", "dashed", None, "solid"]) == [(4,), (3,), (2, 3, 4, 5, 6), (2,)]
-
-
-def test_the_only_broken_curve_of_a_track_reads_on_every_broken_class() -> None:
-    # Its own class first (3 dashed, 6 long-dash), then the other broken ones in class order.
-    assert curve_classes(["solid", "dashed"]) == [(2,), (3, 4, 5, 6)]
-    assert curve_classes(["long_dash", "solid", "solid"]) == [(6, 3, 4, 5), (2,), (2,)]
-    # Two broken curves keep their own classes, also when they are drawn alike.
-    assert curve_classes(["solid", "dashed", "dotted"]) == [(2,), (3,), (4,)]
-    assert curve_classes(["dashed", "dashed"]) == [(3,), (3,)]
+    assert curve_classes(["dashed", None, "solid"]) == [(3,), (2, 3, 4, 5, 6), (2,)]
 
 
 def test_the_sidecar_carries_a_style_and_refuses_an_unknown_one() -> None:

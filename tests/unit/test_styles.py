@@ -112,25 +112,6 @@ def test_a_sidecar_file_naming_styles_reads_each_curve_on_its_style(test_setting
     np.testing.assert_allclose(rows[1, :491], centre(90 + 0.02 * X)[:491], atol=1.0)
 
 
-def test_the_only_broken_curve_is_read_whichever_broken_class_its_dashes_get(test_settings: Settings) -> None:
-    """A net shown another renderer's dashes may call them long dashes: the lone dashed curve is still read."""
-    probs = blank(H, W)
-    solid, broken = 20 + 0.05 * X, 90 + 0.02 * X
-    paint(probs, solid, style_class("solid"))
-    paint(probs, broken, style_class("long_dash"), dashes(W, 18, 10))
-    sidecar = {**SIDECAR, "curves": [{**SIDECAR["curves"][0], "style": "solid"},
-                                     {**SIDECAR["curves"][1], "style": "dashed"}]}
-    plan = plan_reading(probs, Calibration.from_dict(sidecar), test_settings.extract)
-    assert plan.labels == ["solid", "dashed"]
-    rows, confidence = trace_curves(probs, test_settings.extract, plan.classes)
-    np.testing.assert_allclose(rows[0], centre(solid), atol=1.0)
-    np.testing.assert_allclose(rows[1, :491], centre(broken)[:491], atol=1.0)  # the last dash ends at column 490
-    assert np.mean(confidence[1] > 0) > 0.6  # the 18-on, 10-off pattern inks 64 % of the columns
-    # Read on the dashed class alone, as when a second broken curve claims the others, it finds no ink.
-    _, narrow = trace_curves(probs, test_settings.extract, [(style_class("solid"),), (style_class("dashed"),)])
-    assert not narrow[1].any()
-
-
 def _notes(probs: np.ndarray, sidecar: dict, test_settings: Settings) -> list[str]:
     plan = plan_reading(probs, Calibration.from_dict(sidecar), test_settings.extract)
     _, confidence = trace_curves(probs, test_settings.extract, plan.classes)

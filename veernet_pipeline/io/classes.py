@@ -51,21 +51,14 @@ def curve_classes(styles: Sequence[str | None]) -> list[tuple[int, ...]]:
     Returns:
         One tuple of class indices per curve: the style's class; for a sidecar naming no style at
         all, the seeds' convention (solid, then any broken style, then any curve style); a curve
-        left without a style in a sidecar that names others may be in any curve style. A named
-        broken style that is the only broken curve of the track is read on every broken class,
-        its own first: no other curve claims them, and the net often puts much of a broken line's
-        probability on another broken style (docs/reading.md, "What is read").
+        left without a style in a sidecar that names others may be in any curve style.
     """
     named = any(style is not None for style in styles)
     every_curve = tuple(range(2, NUM_CLASSES))
     broken = tuple(style_class(s) for s in BROKEN_STYLES)
-    lone_broken = sum(style in BROKEN_STYLES for style in styles) == 1
     classes: list[tuple[int, ...]] = []
     for k, style in enumerate(styles):
-        if style in BROKEN_STYLES and lone_broken:
-            own = style_class(style)
-            classes.append((own, *(c for c in broken if c != own)))
-        elif style is not None:
+        if style is not None:
             classes.append((style_class(style),))
         elif not named and k == 0:
             classes.append((style_class("solid"),))
