@@ -52,8 +52,15 @@ demo: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 		$(BIN)/dagster asset materialize -m assets.definitions --select '*' --partition "$$tranche" || exit 1; done
 	$(BIN)/veernet --profile demo summary
 
+# Test files spread over up to 4 workers (pytest-xdist; `auto` is one per core), one file per worker at a
+# time, so a file's module fixtures are built once. Files go out in collection order, where tests/conftest.py
+# puts the slowest first (xdist's default would send the files with the most tests first, and so the
+# slowest, which hold one or two tests each, last). `make test TEST_WORKERS=0` runs everything in one process.
+TEST_WORKERS ?= auto
+
 test: $(STAMP)
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile \
+		--no-loadscope-reorder
 
 # The Dagster UI on http://127.0.0.1:3000 with the asset graph and its checks.
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
