@@ -25,6 +25,19 @@ SAMPLE_VALID = ["sample_00_zlib.tif", "sample_01_lzw_portrait.tif", "sample_02_p
                 "sample_03_lzw_nocalib.tif"]
 
 
+# The files that run the whole pipeline, slowest first (pytest --durations). `make test` gives each
+# file to one pytest-xdist worker, files in collection order (--no-loadscope-reorder): starting these
+# first keeps the slowest from starting last and running alone at the end.
+SLOWEST_FIRST = ("test_dvc_pipeline.py", "test_code_changes.py", "test_dask_executor.py", "test_resume_after_kill.py",
+                 "test_dagster_pipeline.py", "test_archive_kill.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Collect the slowest files first; every other file keeps its place (the sort is stable)."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def make_project(folder: Path, profile: str = "test") -> Path:
     """Copy params.yaml (with `profile` set) and dvc.yaml into `folder`; return the params path."""
     folder.mkdir(parents=True, exist_ok=True)
