@@ -1,6 +1,6 @@
 """Tune the path search (params.yaml `extract:`) on validation logs, never on the test split or the foreign set.
 
-    python benchmarks/extract.py [--model MODEL_DIR] [--profile NAME] [--split val] [--max-logs 30]
+    python benchmarks/extract.py [--model MODEL_DIR] [--profile NAME] [--split val] [--max-logs 30] [--workers 2]
 
 The net's class probabilities are computed once per log; then the path search
 (`reading/extract.py`) reads every curve the log's sidecar names again under each candidate
@@ -21,11 +21,14 @@ model generalises, so nothing may be fitted to it.
 
 The best setting is also scored on the logs' true masks used as class probabilities: what the
 path search would read from a perfect net. That column is the ceiling the net is measured against;
-the gap between it and the best setting is the net's, not the path search's.
+the gap between it and the best setting is the net's, not the path search's. Two mixtures split that
+gap (`source_probs`): the net's own curve ink with the true style named on every true curve pixel
+(what naming styles costs the net), and the true ink with the styles spread as the net spreads them
+(what finding ink costs it).
 
 Writes `results/extract.json` (every setting tried, with its figures) and `results/extract.md`
-(the starting and the best setting, knob by knob, and the ceiling) beside this script, and prints
-the table.
+(the starting and the best setting, knob by knob, the ceiling and the two mixtures) beside this
+script, and prints the table.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import multiprocessing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +51,7 @@ from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import curve_classes, style_labels
+from veernet_pipeline.io.classes import STYLES, curve_classes, style_class, style_labels
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -68,6 +73,10 @@ GRID: dict[str, list[float]] = {
     "max_candidates": [4, 6, 8],
 }
 PASSES = 2
+# What the curves are read from: the net, the true masks (the ceiling), and two mixtures (`source_probs`).
+SOURCES = ("net", "mask", "net_ink", "true_ink")
+STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
+EPS = 1e-6
 COVERAGE_SLACK = 0.005
 
 
@@ -100,18 +109,61 @@ def mask_probs(mask: np.ndarray, num_classes: int) -> np.ndarray:
     return 0.98 * one_hot + 0.02 / num_classes
 
 
-def score(logs: list[dict[str, Any]], params: ExtractParams, on_mask: bool = False) -> dict[str, float]:
+def source_probs(item: dict[str, Any], source: str) -> np.ndarray:
+    """The class probabilities a log's curves are read from under `source` (one of `SOURCES`).
+
+    "net_ink": the net's curve ink (its summed probability of the five curve styles) put on the true
+    style wherever the true mask has a curve pixel, left as the net spread it elsewhere: what the
+    reading would give if the net named every style it finds right. "true_ink": the true mask, but each
+    true curve pixel's 0.98 spread over the styles as the net spreads that pixel's curve ink: what it
+    would give if the net found all the ink and only named styles as it does (evenly where it sees no
+curve ink).
+
+    Shape:
+        Returns (C, H, W) float32.
+    """
+    net = np.asarray(item["probs"], dtype=np.float32)
+    if source == "net":
+        return net
+    mask, curve = item["mask"], slice(STYLE_CLASSES[0], STYLE_CLASSES[-1] + 1)
+    true = mask_probs(mask, net.shape[0])
+    if source == "mask":
+        return true
+    on_curve = mask >= STYLE_CLASSES[0]
+    ink = net[curve].sum(axis=0)
+    if source == "net_ink":
+        out = net.copy()
+        out[curve][:, on_curve] = 0.0
+        for c in STYLE_CLASSES:
+            out[c][mask == c] = ink[mask == c]
+        return out
+    if source == "true_ink":
+        # Where the net sees no curve ink at all it has no style to spread: evenly then.
+        share = (net[curve][:, on_curve] + EPS) / (ink[on_curve] + len(STYLE_CLASSES) * EPS)
+        true[curve][:, on_curve] = (true[curve][:, on_curve].sum(axis=0) * share).astype(np.float32)
+        return true
+    raise ValueError(f"source {source!r} is not one of {SOURCES}")
+
+
+def score(logs: list[dict[str, Any]], params: ExtractParams, source: str = "net", workers: int = 1
+          ) -> dict[str, float]:
     """Per-style median R^2, MAE and coverage over the logs' curves, mean swap share, and the objective.
 
-    With `on_mask`, the curves are read from each log's true mask instead of the net's probabilities.
+    `source` says what the curves are read from (`SOURCES`): the net's probabilities, the true
+    masks, or one of the two mixtures that split the net's loss into finding ink and naming its style.
+    With `workers` > 1 the logs are read in that many forked processes (the figures do not depend on it:
+    medians and means ignore the order of the curves).
     """
-    records, swaps = [], []
-    for item in logs:
-        probs = mask_probs(item["mask"], item["probs"].shape[0]) if on_mask else item["probs"]
-        rows, _ = trace_curves(as_style_probs(probs), params, item["classes"])
-        scores, swap, _ = score_curves(rows, item["truth"], item["classes"], item["height"])
-        records += [{"style": style, **s} for style, s in zip(item["styles"], scores, strict=True)]
-        swaps.append(swap)
+    if workers > 1:
+        global _FORKED_LOGS
+        _FORKED_LOGS = logs  # forked children see the parent's logs without pickling them
+        chunks = [(range(i, len(logs), workers), params, source) for i in range(workers)]
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_read_forked, chunks)
+        records = [r for part in parts for r in part[0]]
+        swaps = [s for part in parts for s in part[1]]
+    else:
+        records, swaps = read_logs(logs, params, source)
     medians = pd.DataFrame(records).groupby("style")[["r2", "mae", "coverage"]].median()
     out: dict[str, float] = {}
     for style, figures in medians.iterrows():
@@ -123,6 +175,28 @@ def score(logs: list[dict[str, Any]], params: ExtractParams, on_mask: bool = Fal
     return out
 
 
+def read_logs(logs: Sequence[dict[str, Any]], params: ExtractParams, source: str = "net"
+              ) -> tuple[list[dict[str, Any]], list[float]]:
+    """Every curve of the logs read under `params` from `source` and scored as evaluate scores it; each log's swaps."""
+    records, swaps = [], []
+    for item in logs:
+        probs = source_probs(item, source)
+        rows, _ = trace_curves(as_style_probs(probs), params, item["classes"])
+        scores, swap, _ = score_curves(rows, item["truth"], item["classes"], item["height"])
+        records += [{"style": style, **s} for style, s in zip(item["styles"], scores, strict=True)]
+        swaps.append(swap)
+    return records, swaps
+
+
+_FORKED_LOGS: list[dict[str, Any]] = []
+
+
+def _read_forked(chunk: tuple[range, ExtractParams, str]) -> tuple[list[dict[str, Any]], list[float]]:
+    """`read_logs` over some of the logs `score` left for its forked workers."""
+    indices, params, source = chunk
+    return read_logs([_FORKED_LOGS[i] for i in indices], params, source)
+
+
 def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) -> bool:
     """Whether figures `a` beat `b`: every style's coverage at `floor` or above, higher objective, lower mean MAE."""
     if any(not a.get(key, math.nan) >= floor[key] for key in floor):  # a NaN coverage fails too
@@ -130,9 +204,10 @@ def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) ->
     return (a["objective"], -a["mean_mae"]) > (b["objective"], -b["mean_mae"])
 
 
-def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractParams, list[dict[str, Any]]]:
+def search(logs: list[dict[str, Any]], start: ExtractParams, workers: int = 1
+           ) -> tuple[ExtractParams, list[dict[str, Any]]]:
     """Coordinate descent over `GRID` from `start`; returns the best params and every trial."""
-    best, best_figures = start, score(logs, start)
+    best, best_figures = start, score(logs, start, workers=workers)
     trials = [{"params": start.model_dump(), **best_figures}]
     floor = {key: value - COVERAGE_SLACK for key, value in best_figures.items() if key.startswith("median_coverage_")}
     log.info("start: %s", best_figures)
@@ -142,7 +217,7 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
                 if getattr(best, knob) == value:
                     continue
                 candidate = best.model_copy(update={knob: type(getattr(best, knob))(value)})
-                figures = score(logs, candidate)
+                figures = score(logs, candidate, workers=workers)
                 trials.append({"params": candidate.model_dump(), **figures})
                 if better(figures, best_figures, floor):
                     best, best_figures = candidate, figures
@@ -151,18 +226,23 @@ def search(logs: list[dict[str, Any]], start: ExtractParams) -> tuple[ExtractPar
     return best, trials
 
 
-def markdown(start: dict[str, Any], best: dict[str, Any], ceiling: dict[str, float], n_logs: int, split: str,
-             model_dir: Path) -> str:
-    """The starting and the best setting side by side, with their figures per style and the best setting's ceiling."""
-    lines = ["| | start | best | best, read from the true masks |", "|---|---:|---:|---:|"]
+def markdown(start: dict[str, Any], best: dict[str, Any], sources: dict[str, dict[str, float]], n_logs: int,
+             split: str, model_dir: Path) -> str:
+    """The starting and the best setting side by side, then the best setting read from the other `SOURCES`."""
+    lines = ["| | start | best | best, net's ink on the true styles | best, true ink with the net's styles "
+             "| best, read from the true masks |", "|---|---:|---:|---:|---:|---:|"]
+    columns = [sources["net_ink"], sources["true_ink"], sources["mask"]]
     for knob in GRID:
-        lines.append(f"| `{knob}` | {start['params'][knob]} | {best['params'][knob]} | {best['params'][knob]} |")
+        lines.append(f"| `{knob}` | {start['params'][knob]} | " + " | ".join([str(best["params"][knob])] * 4) + " |")
     figures = sorted(key for key in best if key.startswith("median_")) + ["swap_share", "objective"]
     for key in figures:
-        lines.append(f"| {key} | {start.get(key, math.nan):.4f} | {best[key]:.4f} | {ceiling.get(key, math.nan):.4f} |")
+        cells = [start.get(key, math.nan), best[key], *(column.get(key, math.nan) for column in columns)]
+        lines.append(f"| {key} | " + " | ".join(f"{cell:.4f}" for cell in cells) + " |")
     return (f"# Path-search tuning\n\n{n_logs} logs of split `{split}`, model `{model_dir.name}`; objective: "
             f"the lowest per-style median R^2 (the gate's figure). The last column reads the true masks instead of "
-            f"the net's probabilities: the ceiling a perfect net would reach under the best setting.\n\n"
+            f"the net's probabilities: the ceiling a perfect net would reach under the best setting. The two before "
+            f"it split the net's loss: its own curve ink with every true curve pixel's style named right, and the "
+            f"true ink with each curve pixel's style spread as the net spreads it (`source_probs`).\n\n"
             + "\n".join(lines) + "\n")
 
 
@@ -181,6 +261,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--split", default="val", help="split to tune on (default: val; never tune on test)")
     # 30 rather than 16: the objective is a per-style median, and 16 logs left the rarer styles few curves.
     parser.add_argument("--max-logs", type=int, default=30, help="logs of the split to use (0 = all)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes reading the logs of each trial (fork; the figures do not depend on it)")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder for extract.json / extract.md")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -195,16 +277,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # Mirroring decides how the probabilities are made, so it is fixed from the profile, not searched.
     logs = load_logs(model_dir, set_dir, args.split, args.max_logs, settings.evaluate.tile_width,
                      settings.evaluate.tile_overlap, settings.extract.mirror)
-    best, trials = search(logs, settings.extract)
+    best, trials = search(logs, settings.extract, args.workers)
     best_trial = next(t for t in trials if t["params"] == best.model_dump())
-    ceiling = score(logs, best, on_mask=True)
-    log.info("best setting on the true masks: %s", ceiling)
+    sources = {source: score(logs, best, source=source, workers=args.workers) for source in SOURCES[1:]}
+    log.info("best setting on the true masks: %s", sources["mask"])
     document = {"model": str(model_dir), "set": str(set_dir), "split": args.split, "n_logs": len(logs),
-                "profile": settings.profile, "start": trials[0], "best": best_trial, "ceiling": ceiling,
-                "trials": trials}
+                "profile": settings.profile, "start": trials[0], "best": best_trial, "ceiling": sources["mask"],
+                "net_ink": sources["net_ink"], "true_ink": sources["true_ink"], "trials": trials}
     args.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(args.out / "extract.json", document)
-    table = markdown(trials[0], best_trial, ceiling, len(logs), args.split, model_dir)
+    table = markdown(trials[0], best_trial, sources, len(logs), args.split, model_dir)
     write_text_atomic(args.out / "extract.md", table)
     print(table)
     return document

@@ -1,0 +1,82 @@
+"""benchmarks/extract.py: the two mixtures that split the net's loss into finding ink and naming its style
+(hand-built 7-class maps, expected values worked out by hand), and forked workers scoring as one process does."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from veernet_pipeline.config import load_settings
+
+# Classes: 0 background, 1 other ink, 2 solid, 3 dashed, 4 dotted, 5 dash-dot, 6 long-dash (io.classes).
+MASK = np.array([[0, 2], [3, 1]])
+
+
+@pytest.fixture
+def extract(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """benchmarks/extract.py as its command line runs it: with its folder on the import path."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    return importlib.import_module("extract")
+
+
+def _net() -> np.ndarray:
+    """A 2 x 2 map: paper read as paper; the solid pixel half found (0.5 ink, mostly named long-dash); the dashed
+    pixel missed outright (all background); the other-ink pixel read as dotted ink (0.6)."""
+    net = np.zeros((7, 2, 2), dtype=np.float32)
+    net[0] = [[1.0, 0.5], [1.0, 0.4]]
+    net[2, 0, 1], net[6, 0, 1] = 0.1, 0.4
+    net[4, 1, 1] = 0.6
+    return net
+
+
+def test_net_ink_names_the_true_style_of_the_ink_the_net_found(extract: ModuleType) -> None:
+    out = extract.source_probs({"probs": _net(), "mask": MASK}, "net_ink")
+    # Solid pixel: its 0.1 + 0.4 = 0.5 of curve ink all goes to solid; background keeps its 0.5.
+    assert out[:, 0, 1] == pytest.approx([0.5, 0, 0.5, 0, 0, 0, 0])
+    # Missed dashed pixel: no curve ink to rename, so it stays background.
+    assert out[:, 1, 0] == pytest.approx([1.0, 0, 0, 0, 0, 0, 0])
+    # Off the true curves the net's map is left alone (the 0.6 dotted on other ink stays).
+    assert out[:, 1, 1] == pytest.approx(_net()[:, 1, 1])
+
+
+def test_true_ink_spreads_the_true_ink_over_the_net_s_styles(extract: ModuleType) -> None:
+    out = extract.source_probs({"probs": _net(), "mask": MASK}, "true_ink")
+    floor = 0.02 / 7  # mask_probs: 0.98 on the labelled class plus 0.02 spread over all seven
+    curve_ink = 0.98 + 5 * floor
+    # Solid pixel: the net named 0.1 solid, 0.4 long-dash of its 0.5 ink: 1/5 and 4/5 of the true curve ink.
+    assert out[2, 0, 1] == pytest.approx(curve_ink * 0.2, rel=1e-4)
+    assert out[6, 0, 1] == pytest.approx(curve_ink * 0.8, rel=1e-4)
+    assert out[0, 0, 1] == pytest.approx(floor)
+    # Missed dashed pixel: the net names no style, so the true ink is spread evenly over the five.
+    assert out[2:, 1, 0] == pytest.approx([curve_ink / 5] * 5, rel=1e-4)
+    # Paper and other ink keep the true mask's probabilities.
+    assert out[:, 1, 1] == pytest.approx(extract.mask_probs(MASK, 7)[:, 1, 1])
+
+
+def test_an_unknown_source_is_refused(extract: ModuleType) -> None:
+    with pytest.raises(ValueError, match="not one of"):
+        extract.source_probs({"probs": _net(), "mask": MASK}, "oracle")
+
+
+def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
+    # Three one-curve logs: a solid staircase (one row down every 8 columns) inked in the first 80, 60 and 40 of its
+    # 80 columns, drawn as near-certain probabilities; one curve per log leaves the swap share undefined (NaN).
+    logs = []
+    columns = np.arange(80)
+    for start, inked in ((2, 80), (5, 60), (8, 40)):
+        rows = start + columns // 8
+        mask = np.zeros((24, 80), dtype=np.uint8)
+        mask[rows[:inked], columns[:inked]] = 2
+        logs.append({"id": str(start), "height": 24, "mask": mask, "probs": extract.mask_probs(mask, 7),
+                     "truth": ((rows + 0.5) / 24)[None], "classes": [(2,)], "styles": ["solid"]})
+    params = load_settings(Path(__file__).resolve().parents[2] / "params.yaml", profile="cpu").extract
+    one = extract.score(logs, params)
+    two = extract.score(logs, params, workers=2)
+    assert two.keys() == one.keys()
+    assert all(two[key] == one[key] or (np.isnan(two[key]) and np.isnan(one[key])) for key in one)
+    # Read on the line wherever inked; coverage 1, 0.75 and 0.5, so a log a worker left out would move the median.
+    assert (one["median_coverage_solid"], one["median_r2_solid"]) == (0.75, 1.0)
