@@ -51,7 +51,7 @@ from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import STYLES, curve_classes, style_class, style_labels
+from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, curve_classes, style_class, style_labels
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -117,7 +117,7 @@ def source_probs(item: dict[str, Any], source: str) -> np.ndarray:
     reading would give if the net named every style it finds right. "true_ink": the true mask, but each
     true curve pixel's 0.98 spread over the styles as the net spreads that pixel's curve ink: what it
     would give if the net found all the ink and only named styles as it does (evenly where it sees no
-curve ink).
+    curve ink). The mixtures need a map on the style classes (`io.classes`).
 
     Shape:
         Returns (C, H, W) float32.
@@ -129,6 +129,9 @@ curve ink).
     true = mask_probs(mask, net.shape[0])
     if source == "mask":
         return true
+    if net.shape[0] != NUM_CLASSES:
+        raise ValueError(f"source {source!r} mixes the net's style classes with the truth's; a map of "
+                         f"{net.shape[0]} channels has none (use a {NUM_CLASSES}-class multiclass model)")
     on_curve = mask >= STYLE_CLASSES[0]
     ink = net[curve].sum(axis=0)
     if source == "net_ink":

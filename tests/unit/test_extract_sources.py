@@ -62,6 +62,13 @@ def test_an_unknown_source_is_refused(extract: ModuleType) -> None:
         extract.source_probs({"probs": _net(), "mask": MASK}, "oracle")
 
 
+def test_a_mixture_of_a_binary_map_is_refused(extract: ModuleType) -> None:
+    binary = _net()[:2]
+    assert extract.source_probs({"probs": binary, "mask": MASK}, "net").shape == (2, 2, 2)  # read as it is
+    with pytest.raises(ValueError, match="7-class multiclass model"):
+        extract.source_probs({"probs": binary, "mask": MASK}, "net_ink")
+
+
 def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
     # Three one-curve logs: a solid staircase (one row down every 8 columns) inked in the first 80, 60 and 40 of its
     # 80 columns, drawn as near-certain probabilities; one curve per log leaves the swap share undefined (NaN).
