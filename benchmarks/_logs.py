@@ -18,8 +18,8 @@ from tqdm import tqdm
 from veernet_pipeline.evaluation.evaluate import select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import curve_classes
 from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.reading.styles import curve_classes
 
 
 def log_parser(description: str, max_logs: int) -> argparse.ArgumentParser:

@@ -42,11 +42,11 @@ from veernet_pipeline.evaluation.metrics import MaskScores
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import style_labels
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.picture import curve_name
+from veernet_pipeline.reading.styles import style_labels
 
 log = logging.getLogger(__name__)
 

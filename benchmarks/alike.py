@@ -49,11 +49,11 @@ from veernet_pipeline.config import ExtractParams, load_settings
 from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import NUM_CLASSES, curve_classes
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading import extract
 from veernet_pipeline.reading.candidates import Candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps
-from veernet_pipeline.reading.styles import as_style_probs
+from veernet_pipeline.reading.styles import as_style_probs, curve_classes
 
 WINDOW = extract.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
 SLOPE_RULE = extract._crossed  # kept before any patching: the oracle counts its agreement with it

@@ -51,13 +51,13 @@ from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, curve_classes, style_class, style_labels
+from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, style_class
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs
+from veernet_pipeline.reading.styles import as_style_probs, curve_classes, style_labels
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
-from veernet_pipeline.io.classes import CLASSES, curve_classes, style_class
+from veernet_pipeline.io.classes import CLASSES, style_class
+from veernet_pipeline.reading.styles import curve_classes
 
 SIDECAR = {"depth": {"top": 0.0, "bottom": 10.0, "unit": "M"},
            "curves": [{"mnemonic": "GR", "top_value": 0, "bottom_value": 150},

@@ -21,12 +21,13 @@ from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, wri
 from veernet_pipeline.evaluation.summary import summarise, write_comparison
 from veernet_pipeline.evaluation.truth import nearest_truth, truth_band, truth_tracks
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import curve_classes, style_class
+from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import build_model, save_model
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import choose_window
+from veernet_pipeline.reading.styles import curve_classes
 
 CALIB = {
     "depth": {"top": 1010.0, "bottom": 1060.0, "unit": "M"},

@@ -12,7 +12,7 @@ import pytest
 
 from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
-from veernet_pipeline.io.classes import curve_classes, style_class
+from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.extract import curve_groups, run_holders, trace_curves
 from veernet_pipeline.reading.paths import (
@@ -23,6 +23,7 @@ from veernet_pipeline.reading.paths import (
     viterbi,
     viterbi_single,
 )
+from veernet_pipeline.reading.styles import curve_classes
 
 H, W = 96, 600
 X = np.arange(W)

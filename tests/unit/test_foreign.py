@@ -16,12 +16,13 @@ from tests.renders import PARAMS, redraw
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.foreign.dataset import FOREIGN_DIR, evaluation_wells, render_foreign, write_foreign_set
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import BACKGROUND, BROKEN_STYLES, OTHER_INK, STYLES, curve_classes, style_class
+from veernet_pipeline.io.classes import BACKGROUND, BROKEN_STYLES, OTHER_INK, STYLES, style_class
 from veernet_pipeline.io.sets import DETAIL_COLUMNS, EVALUATION_ONLY_FILE, INDEX_COLUMNS, INDEX_FILE, read_split
 from veernet_pipeline.io.splits import assign_well_splits
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.io.wells import load_source_wells
 from veernet_pipeline.provenance import PACKAGE_DIR, import_closure, relative
+from veernet_pipeline.reading.styles import curve_classes
 from veernet_pipeline.stages.cache import stage_modules
 
 # Small scans, every one of them 1-bit or every one 8-bit, 1-5 curves.

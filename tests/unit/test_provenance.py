@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -48,6 +49,20 @@ def test_closure_holds_every_module_python_really_imports(stage: str) -> None:
     loaded = {relative(Path(f).resolve()) for f in json.loads(done.stdout) if f}
     closure = names(import_closure(stage_modules(stage)))
     assert loaded <= closure, f"imported but not in the closure: {sorted(loaded - closure)}"
+
+
+@pytest.mark.parametrize("stage", ["train_binary", "train_multiclass"])
+def test_training_code_holds_no_reading_rule(stage: str) -> None:
+    """How sidecar curves are read (`curve_classes`, `style_labels`) may change without retraining the net.
+
+    Before 2026-11-27 both sat in io/classes.py, which training imports for the mask classes: an edit of
+    the reading rule set aside a training run's checkpoints. Read from the source, not from an import.
+    """
+    closure = import_closure(stage_modules(stage))
+    assert "veernet_pipeline/io/classes.py" in names(closure)  # the mask classes: training does read them
+    defined = {(relative(path), node.name) for path in closure for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.FunctionDef) and node.name in ("curve_classes", "style_labels")}
+    assert not defined, f"reading rules inside the training code: {sorted(defined)}"
 
 
 def test_code_digest_moves_with_the_stage_code_and_only_with_it(tmp_path: Path) -> None:

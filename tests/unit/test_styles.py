@@ -10,9 +10,15 @@ import numpy as np
 from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import curve_classes, style_class
+from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading.extract import trace_curves
-from veernet_pipeline.reading.styles import as_style_probs, detect_styles, plan_reading, unread_broken_notes
+from veernet_pipeline.reading.styles import (
+    as_style_probs,
+    curve_classes,
+    detect_styles,
+    plan_reading,
+    unread_broken_notes,
+)
 
 H, W = 128, 500
 X = np.arange(W)

@@ -53,7 +53,7 @@ def find_candidates(
 
     Args:
         probs: class probabilities, channel 0 background.
-        classes: per requested curve, the channels that are evidence of its ink (`io.classes.curve_classes`).
+        classes: per requested curve, the channels that are evidence of its ink (`reading.styles.curve_classes`).
         max_candidates: runs kept per column (by probability mass).
         min_confidence: a pixel is curve ink where the summed probability of every curve's classes reaches this.
 

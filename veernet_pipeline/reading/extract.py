@@ -5,7 +5,7 @@ ink, in a dash gap a curve has no ink at all, and a stray run looks like a curve
 each curve *across* columns, and tells curves apart by their line style, as the log's legend
 does. So do we (docs/reading.md):
 
-1. Evidence. Curve k's evidence is the summed probability of its classes (`io.classes.curve_classes`:
+1. Evidence. Curve k's evidence is the summed probability of its classes (`reading.styles.curve_classes`:
    the style the sidecar names, or the seeds' convention). Candidates are the heaviest runs of
    curve ink per column (`reading.candidates`), with their extents.
 2. Groups. Curves whose classes overlap compete for the same ink, so they are read jointly
@@ -55,7 +55,7 @@ def default_classes(n_channels: int) -> list[tuple[int, ...]]:
     if n_channels == 2:
         return [(1,)]
     raise ValueError(f"probabilities with {n_channels} channels need the classes of each curve to read "
-                     "(io.classes.curve_classes of the sidecar's styles, or reading.styles.detect_styles)")
+                     "(reading.styles.curve_classes of the sidecar's styles, or reading.styles.detect_styles)")
 
 
 def trace_curves(

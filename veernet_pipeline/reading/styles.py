@@ -1,7 +1,7 @@
 """Which curves to read from a map: the sidecar's curves by style, or as many as the map supports.
 
 With a sidecar, every curve it names is read, on the evidence of its style's class
-(`io.classes.curve_classes`). Without one, the map itself says how many curves of each style the
+(`curve_classes`). Without one, the map itself says how many curves of each style the
 track holds (`detect_styles`): a style holds n curves when at least `min_support` of the columns
 show n or more separate runs of ink dominated by that style. A dashed or dotted curve has ink in
 40 % or more of its columns, a stray misclassified run in far fewer, so the count is robust to
@@ -14,18 +14,58 @@ of that kind keeps reading two-curve sidecars of the seeds' convention.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, curve_classes, style_class, style_labels
+from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, STYLES, style_class
 from veernet_pipeline.reading.candidates import find_candidates
 
 MAX_CURVES = 5  # curves a track may hold when the map decides (real tracks hold 2 to 5)
 SEEDS_CHANNELS = 3  # background, curve A, curve B: the classes before line styles
 CURVE_STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
+
+
+def curve_classes(styles: Sequence[str | None]) -> list[tuple[int, ...]]:
+    """For each curve of a track, the classes whose probability is evidence of its ink.
+
+    Args:
+        styles: each curve's style as the sidecar gives it, None where it gives none.
+
+    Returns:
+        One tuple of class indices per curve: the style's class; for a sidecar naming no style at
+        all, the seeds' convention (solid, then any broken style, then any curve style); a curve
+        left without a style in a sidecar that names others may be in any curve style.
+    """
+    named = any(style is not None for style in styles)
+    every_curve = tuple(range(2, NUM_CLASSES))
+    broken = tuple(style_class(s) for s in BROKEN_STYLES)
+    classes: list[tuple[int, ...]] = []
+    for k, style in enumerate(styles):
+        if style is not None:
+            classes.append((style_class(style),))
+        elif not named and k == 0:
+            classes.append((style_class("solid"),))
+        elif not named and k == 1:
+            classes.append(broken)
+        else:
+            classes.append(every_curve)
+    return classes
+
+
+def style_labels(styles: Sequence[str | None]) -> list[str]:
+    """A word per curve for tables and LAS descriptions: its style, or what the convention allows.
+
+    Returns:
+        The named style; for an unnamed curve "solid", "broken" (any broken style) or "any", after
+        `curve_classes`.
+    """
+    names = {(style_class("solid"),): "solid", tuple(style_class(s) for s in BROKEN_STYLES): "broken"}
+    return [style if style is not None else names.get(classes, "any")
+            for style, classes in zip(styles, curve_classes(styles), strict=True)]
 
 
 def as_style_probs(probs: np.ndarray) -> np.ndarray:
