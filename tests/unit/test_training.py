@@ -22,7 +22,7 @@ from veernet_pipeline.training.checkpoint import load_checkpoint, restore_rng_st
 from veernet_pipeline.training.data import EpochSampler, SegmentationSet, pad_collate
 from veernet_pipeline.training.loop import Amp, evaluate, train_one_epoch
 from veernet_pipeline.training.losses import TverskyLoss, build_loss
-from veernet_pipeline.training.recipes import load_matching_weights, train_stage, warmup_cosine
+from veernet_pipeline.training.recipes import epoch_time, load_matching_weights, train_stage, warmup_cosine
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
 TINY_MODEL = ["model.channels=[4,8,8,16,32]", "model.attention_heads=2"]
@@ -88,6 +88,13 @@ def test_tversky_perfect_prediction_is_near_zero_and_build_loss_checks_name() ->
     assert float(build_loss(params, "multiclass")(logits, target)) < 1e-6
     with pytest.raises(ValueError, match="not supported"):
         build_loss(params.model_copy(update={"name": "hinge"}), "binary")
+
+
+def test_the_projection_takes_the_median_epoch_so_one_slow_epoch_does_not_move_it() -> None:
+    # 100, 1,000 and 110 s: the middle value is 110 s; the mean, 403.3 s, would triple the projection.
+    assert epoch_time([100.0, 1000.0, 110.0]) == 110.0
+    assert epoch_time([100.0, 120.0]) == 110.0  # an even count: the mean of the middle two
+    assert epoch_time([340.0]) == 340.0
 
 
 def test_pad_collate_pads_to_multiple_of_32() -> None:

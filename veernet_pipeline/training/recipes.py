@@ -123,6 +123,15 @@ def _head_from_binary(source: dict[str, torch.Tensor], target: dict[str, torch.T
     return {weight: head_w, bias: head_b}
 
 
+def epoch_time(seconds: list[float]) -> float:
+    """The seconds an epoch takes, for projecting the rest of a stage: the median of the epochs so far.
+
+    The median, not the mean: one epoch slowed by something beside it (732-1,152 s an epoch on one
+    machine on 2026-11-27) would otherwise move every later projection.
+    """
+    return float(np.median(seconds))
+
+
 def _clean(value: Any) -> Any:
     # NaN (an IoU with no pixels of that class) is not JSON; store None instead.
     if isinstance(value, float) and math.isnan(value):
@@ -269,7 +278,7 @@ def train_stage(
         if left:
             # Said after every epoch, so whoever watches sees at once whether the stage fits its time budget
             # (a slow machine shows after the first: docs/runbooks/train-and-promote.md).
-            per_epoch = float(np.mean([r["seconds"] for r in history]))
+            per_epoch = epoch_time([r["seconds"] for r in history])
             logger.info("%s: %d of %d epochs left, about %.0f min more at %.0f s an epoch", stage, left, params.epochs,
                         left * per_epoch / 60, per_epoch)
         if on_epoch_end is not None:
