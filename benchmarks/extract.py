@@ -34,10 +34,12 @@ script, and prints the table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +128,8 @@ def source_probs(item: dict[str, Any], source: str) -> np.ndarray:
     if source == "net":
         return net
     mask, curve = item["mask"], slice(STYLE_CLASSES[0], STYLE_CLASSES[-1] + 1)
-    true = mask_probs(mask, net.shape[0])
     if source == "mask":
-        return true
+        return mask_probs(mask, net.shape[0])
     if net.shape[0] != NUM_CLASSES:
         raise ValueError(f"source {source!r} mixes the net's style classes with the truth's; a map of "
                          f"{net.shape[0]} channels has none (use a {NUM_CLASSES}-class multiclass model)")
@@ -141,6 +142,7 @@ def source_probs(item: dict[str, Any], source: str) -> np.ndarray:
             out[c][mask == c] = ink[mask == c]
         return out
     if source == "true_ink":
+        true = mask_probs(mask, net.shape[0])
         # Where the net sees no curve ink at all it has no style to spread: evenly then.
         share = (net[curve][:, on_curve] + EPS) / (ink[on_curve] + len(STYLE_CLASSES) * EPS)
         true[curve][:, on_curve] = (true[curve][:, on_curve].sum(axis=0) * share).astype(np.float32)
@@ -148,21 +150,36 @@ def source_probs(item: dict[str, Any], source: str) -> np.ndarray:
     raise ValueError(f"source {source!r} is not one of {SOURCES}")
 
 
-def score(logs: list[dict[str, Any]], params: ExtractParams, source: str = "net", workers: int = 1
+@contextlib.contextmanager
+def readers(logs: list[dict[str, Any]], workers: int) -> Iterator[Pool | None]:
+    """One pool of `workers` forked processes that read `logs` for every trial of a search; None for one process.
+
+    Forked once, not per trial: a search scores 48 or so settings. The children see the logs the
+    parent held at the fork without pickling them, so `score` must be given the same `logs`.
+    """
+    if workers <= 1:
+        yield None
+        return
+    global _FORKED_LOGS
+    _FORKED_LOGS = logs
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            yield pool
+    finally:
+        _FORKED_LOGS = []
+
+
+def score(logs: list[dict[str, Any]], params: ExtractParams, source: str = "net", pool: Pool | None = None
           ) -> dict[str, float]:
     """Per-style median R^2, MAE and coverage over the logs' curves, mean swap share, and the objective.
 
     `source` says what the curves are read from (`SOURCES`): the net's probabilities, the true
     masks, or one of the two mixtures that split the net's loss into finding ink and naming its style.
-    With `workers` > 1 the logs are read in that many forked processes (the figures do not depend on it:
-    medians and means ignore the order of the curves).
+    With a `pool` from `readers(logs, ...)` each log is read in one of its processes (the figures do
+    not depend on it: the results come back in log order).
     """
-    if workers > 1:
-        global _FORKED_LOGS
-        _FORKED_LOGS = logs  # forked children see the parent's logs without pickling them
-        chunks = [(range(i, len(logs), workers), params, source) for i in range(workers)]
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_read_forked, chunks)
+    if pool is not None:
+        parts = pool.map(_read_forked, [(i, params, source) for i in range(len(logs))], chunksize=1)
         records = [r for part in parts for r in part[0]]
         swaps = [s for part in parts for s in part[1]]
     else:
@@ -194,10 +211,10 @@ def read_logs(logs: Sequence[dict[str, Any]], params: ExtractParams, source: str
 _FORKED_LOGS: list[dict[str, Any]] = []
 
 
-def _read_forked(chunk: tuple[range, ExtractParams, str]) -> tuple[list[dict[str, Any]], list[float]]:
-    """`read_logs` over some of the logs `score` left for its forked workers."""
-    indices, params, source = chunk
-    return read_logs([_FORKED_LOGS[i] for i in indices], params, source)
+def _read_forked(task: tuple[int, ExtractParams, str]) -> tuple[list[dict[str, Any]], list[float]]:
+    """`read_logs` of one of the logs `readers` forked its workers with."""
+    index, params, source = task
+    return read_logs([_FORKED_LOGS[index]], params, source)
 
 
 def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) -> bool:
@@ -207,10 +224,10 @@ def better(a: dict[str, float], b: dict[str, float], floor: dict[str, float]) ->
     return (a["objective"], -a["mean_mae"]) > (b["objective"], -b["mean_mae"])
 
 
-def search(logs: list[dict[str, Any]], start: ExtractParams, workers: int = 1
+def search(logs: list[dict[str, Any]], start: ExtractParams, pool: Pool | None = None
            ) -> tuple[ExtractParams, list[dict[str, Any]]]:
-    """Coordinate descent over `GRID` from `start`; returns the best params and every trial."""
-    best, best_figures = start, score(logs, start, workers=workers)
+    """Coordinate descent over `GRID` from `start`; returns the best params and every trial (`pool` as for `score`)."""
+    best, best_figures = start, score(logs, start, pool=pool)
     trials = [{"params": start.model_dump(), **best_figures}]
     floor = {key: value - COVERAGE_SLACK for key, value in best_figures.items() if key.startswith("median_coverage_")}
     log.info("start: %s", best_figures)
@@ -220,7 +237,7 @@ def search(logs: list[dict[str, Any]], start: ExtractParams, workers: int = 1
                 if getattr(best, knob) == value:
                     continue
                 candidate = best.model_copy(update={knob: type(getattr(best, knob))(value)})
-                figures = score(logs, candidate, workers=workers)
+                figures = score(logs, candidate, pool=pool)
                 trials.append({"params": candidate.model_dump(), **figures})
                 if better(figures, best_figures, floor):
                     best, best_figures = candidate, figures
@@ -265,7 +282,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # 30 rather than 16: the objective is a per-style median, and 16 logs left the rarer styles few curves.
     parser.add_argument("--max-logs", type=int, default=30, help="logs of the split to use (0 = all)")
     parser.add_argument("--workers", type=int, default=1,
-                        help="processes reading the logs of each trial (fork; the figures do not depend on it)")
+                        help="processes reading the logs, forked once for the search (the figures do not depend on it)")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder for extract.json / extract.md")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -280,9 +297,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # Mirroring decides how the probabilities are made, so it is fixed from the profile, not searched.
     logs = load_logs(model_dir, set_dir, args.split, args.max_logs, settings.evaluate.tile_width,
                      settings.evaluate.tile_overlap, settings.extract.mirror)
-    best, trials = search(logs, settings.extract, args.workers)
+    with readers(logs, args.workers) as pool:
+        best, trials = search(logs, settings.extract, pool)
+        sources = {source: score(logs, best, source=source, pool=pool) for source in SOURCES[1:]}
     best_trial = next(t for t in trials if t["params"] == best.model_dump())
-    sources = {source: score(logs, best, source=source, workers=args.workers) for source in SOURCES[1:]}
     log.info("best setting on the true masks: %s", sources["mask"])
     document = {"model": str(model_dir), "set": str(set_dir), "split": args.split, "n_logs": len(logs),
                 "profile": settings.profile, "start": trials[0], "best": best_trial, "ceiling": sources["mask"],

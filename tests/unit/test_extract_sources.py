@@ -82,8 +82,12 @@ def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
                      "truth": ((rows + 0.5) / 24)[None], "classes": [(2,)], "styles": ["solid"]})
     params = load_settings(Path(__file__).resolve().parents[2] / "params.yaml", profile="cpu").extract
     one = extract.score(logs, params)
-    two = extract.score(logs, params, workers=2)
-    assert two.keys() == one.keys()
-    assert all(two[key] == one[key] or (np.isnan(two[key]) and np.isnan(one[key])) for key in one)
+    with extract.readers(logs, 2) as pool:
+        two = extract.score(logs, params, pool=pool)
+        again = extract.score(logs, params, source="mask", pool=pool)  # the same pool serves a second trial
+    alone = extract.score(logs, params, source="mask")
+    for pooled, single in ((two, one), (again, alone)):
+        assert pooled.keys() == single.keys()
+        assert all(pooled[k] == single[k] or (np.isnan(pooled[k]) and np.isnan(single[k])) for k in single)
     # Read on the line wherever inked; coverage 1, 0.75 and 0.5, so a log a worker left out would move the median.
     assert (one["median_coverage_solid"], one["median_r2_solid"]) == (0.75, 1.0)
