@@ -130,6 +130,15 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "binary" / MODEL_FILE).read_text())["classes"] == ["curve"]
 
 
+def test_the_same_weights_save_as_the_same_bytes(tmp_path: Path) -> None:
+    # Two saves of one model into two folders: every byte equal (each save writes through its own random
+    # temporary name first, which torch.save must not record).
+    model = tiny_model(NUM_CLASSES)
+    for name in ("a", "b"):
+        save_model(tmp_path / name, model, TINY, NUM_CLASSES)
+    assert (tmp_path / "a" / "weights.pt").read_bytes() == (tmp_path / "b" / "weights.pt").read_bytes()
+
+
 def test_a_model_from_before_the_line_styles_must_be_retrained(tmp_path: Path) -> None:
     save_model(tmp_path, tiny_model(NUM_CLASSES), TINY, NUM_CLASSES)
     meta = json.loads((tmp_path / MODEL_FILE).read_text())

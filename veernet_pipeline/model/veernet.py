@@ -190,8 +190,10 @@ def save_model(directory: Path, model: VeerNet, params: ModelParams, num_classes
     """
     directory = Path(directory)
     classes = output_names(num_classes)
-    with atomic_path(directory / WEIGHTS_FILE) as tmp:
-        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
+    # Through an open file, not the path: torch.save names the archive's root folder after a path it is
+    # given, and the temporary name is random, so two runs' identical weights were different bytes.
+    with atomic_path(directory / WEIGHTS_FILE) as tmp, tmp.open("wb") as fh:
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, fh)
     meta = {"format": FORMAT, "num_classes": num_classes, "classes": list(classes),
             "model": params.model_dump(mode="json")}
     write_text_atomic(directory / MODEL_FILE, json.dumps(meta, indent=2) + "\n")

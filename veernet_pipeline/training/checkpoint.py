@@ -30,8 +30,8 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     missing = [key for key in REQUIRED_KEYS if key not in state]
     if missing:
         raise ValueError(f"checkpoint for {path} lacks {missing}")
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    with atomic_path(path) as tmp, tmp.open("wb") as fh:  # an open file: the bytes do not name the temporary file
+        torch.save(state, fh)
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
