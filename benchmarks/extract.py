@@ -179,6 +179,8 @@ def score(logs: list[dict[str, Any]], params: ExtractParams, source: str = "net"
     not depend on it: the results come back in log order).
     """
     if pool is not None:
+        if logs is not _FORKED_LOGS:
+            raise ValueError("the pool's workers hold other logs: score the logs the pool was made with (readers)")
         parts = pool.map(_read_forked, [(i, params, source) for i in range(len(logs))], chunksize=1)
         records = [r for part in parts for r in part[0]]
         swaps = [s for part in parts for s in part[1]]

@@ -85,6 +85,8 @@ def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
     with extract.readers(logs, 2) as pool:
         two = extract.score(logs, params, pool=pool)
         again = extract.score(logs, params, source="mask", pool=pool)  # the same pool serves a second trial
+        with pytest.raises(ValueError, match="other logs"):
+            extract.score(logs[:2], params, pool=pool)
     alone = extract.score(logs, params, source="mask")
     for pooled, single in ((two, one), (again, alone)):
         assert pooled.keys() == single.keys()
