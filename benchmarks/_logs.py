@@ -19,7 +19,7 @@ from veernet_pipeline.evaluation.evaluate import select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.tiff import decode_scan
-from veernet_pipeline.reading.styles import curve_classes
+from veernet_pipeline.reading.styles import curve_classes, style_labels
 
 
 def log_parser(description: str, max_logs: int) -> argparse.ArgumentParser:
@@ -36,11 +36,12 @@ def log_parser(description: str, max_logs: int) -> argparse.ArgumentParser:
 
 @dataclass(frozen=True)
 class TruthLog:
-    """One synthetic log: its scan, the classes of the curves it names and their truth (track units)."""
+    """One synthetic log: its scan, its curves' classes and style words (`style_labels`), their truth (track units)."""
 
     id: str
     image: np.ndarray
     classes: list[tuple[int, ...]]
+    styles: list[str]
     truth: np.ndarray
 
 
@@ -50,5 +51,6 @@ def truth_logs(set_dir: Path, split: str, max_logs: int) -> Iterator[TruthLog]:
         calibration = Calibration.from_file(set_dir / row.calibration)
         n_curves = min(int(row.n_curves), len(calibration.curves))
         image = decode_scan(set_dir / row.image)
-        yield TruthLog(row.id, image, curve_classes([c.style for c in calibration.curves])[:n_curves],
+        styles = [c.style for c in calibration.curves]
+        yield TruthLog(row.id, image, curve_classes(styles)[:n_curves], style_labels(styles)[:n_curves],
                        truth_tracks(set_dir / row.las, calibration, image.shape[1], n_curves, image.shape[0]))
