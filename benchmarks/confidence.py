@@ -20,16 +20,13 @@ import os
 from unittest import mock
 
 import numpy as np
-from _logs import log_parser, truth_logs
+from _logs import chosen_set, log_parser, read_logs
 from _record import load_note, machine, markdown_table, write_results
 from sklearn.metrics import roc_auc_score
 
 from veernet_pipeline.config import ExtractParams, load_settings
 from veernet_pipeline.evaluation.evaluate import score_curves
-from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.reading import extract
-from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs
 
 MISREAD_PX = 3.0
 WAYS = {"shared runs divide (shipped)": False, "undivided": True}
@@ -71,14 +68,11 @@ def figures(columns: dict[str, np.ndarray], threshold: float) -> dict[str, dict[
 def main() -> None:
     args = log_parser(__doc__, 47).parse_args()
     settings = load_settings(None, args.profile)
-    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
+    set_dir = chosen_set(args, settings)
     load_before = os.getloadavg()
-    model = load_model(args.model or settings.path("models") / "multiclass", map_location="cpu")
     parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {way: [] for way in WAYS}
     ids = []
-    for log in truth_logs(set_dir, args.split, args.max_logs):
-        probs = as_style_probs(predict_probs(model, log.image, settings.evaluate.tile_width,
-                                             settings.evaluate.tile_overlap, "cpu", mirror=settings.extract.mirror))
+    for log, probs in read_logs(args, settings):
         for way, undivided in WAYS.items():
             parts[way].append(log_columns(probs, log.truth, log.classes, log.image.shape[0], settings.extract,
                                           undivided))

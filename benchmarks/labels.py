@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 import pandas as pd
-from _logs import log_parser, truth_logs
+from _logs import chosen_set, log_parser, read_logs
 from _record import load_note, machine, markdown_table, write_results
 
 from veernet_pipeline.config import load_settings
@@ -34,10 +34,7 @@ from veernet_pipeline.evaluation.evaluate import score_curves
 from veernet_pipeline.evaluation.identity import best_assignment
 from veernet_pipeline.evaluation.truth import truth_band
 from veernet_pipeline.io.classes import STYLES, style_class
-from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.reading.extract import trace_curves
-from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs
 
 WINDOW = 1000  # columns renamed at a time by the windowed oracle
 LEGEND_ORDER = ("solid", "long_dash", "dashed", "dash_dot", "dotted")  # fewest gaps along the line first
@@ -115,13 +112,10 @@ def ways(probs: np.ndarray, rows: np.ndarray, truth: np.ndarray, styles: list[st
 def main() -> None:
     args = log_parser(__doc__, 30).parse_args()
     settings = load_settings(None, args.profile)
-    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
+    set_dir = chosen_set(args, settings)
     load_before = os.getloadavg()
-    model = load_model(args.model or settings.path("models") / "multiclass", map_location="cpu")
     records, swaps, changed = [], {way: [] for way in WAYS}, {way: 0 for way in WAYS}
-    for log in truth_logs(set_dir, args.split, args.max_logs):
-        probs = as_style_probs(predict_probs(model, log.image, settings.evaluate.tile_width,
-                                             settings.evaluate.tile_overlap, "cpu", mirror=settings.extract.mirror))
+    for log, probs in read_logs(args, settings):
         rows, _ = trace_curves(probs, settings.extract, log.classes)
         for way, read in ways(probs, rows, log.truth, log.styles).items():
             scores, swap, _ = score_curves(read, log.truth, log.classes, log.image.shape[0])

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from _logs import log_parser, truth_logs
+from _logs import chosen_set, log_parser, truth_logs
 from _record import load_note, machine, markdown_table, write_results
 
 from veernet_pipeline.config import load_settings
@@ -36,7 +36,7 @@ PRECISIONS: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat1
 def read_both(args: argparse.Namespace) -> dict[str, Any]:
     """Every log read in each precision: per-curve R² and MAE, net seconds, and the probabilities' agreement."""
     settings = load_settings(None, args.profile)
-    set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
+    set_dir = chosen_set(args, settings)
     model = load_model(args.model or settings.path("models") / "multiclass", map_location="cpu")
     params, extract = settings.evaluate, settings.extract
     curves: dict[str, list[tuple[float, float]]] = {name: [] for name in PRECISIONS}
