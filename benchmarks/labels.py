@@ -17,7 +17,7 @@ read curves are given other labels, and every way is scored as `evaluate` scores
 4. per `WINDOW` columns, the same (`relabel_windows`): the most renaming stretches could gain.
 
 The foreign renderer's set may be given as SET_DIR (with `--split test`): nothing is fitted here,
-the figures only measure. Writes `labels.json` and `labels.md` into `--out`.
+the figures only measure. Writes `labels_<set folder>.json` and `.md` into `--out`.
 """
 
 from __future__ import annotations
@@ -69,13 +69,15 @@ def gaps_per_100px(ink: np.ndarray, row: np.ndarray) -> float:
 def legend_order(rates: np.ndarray, styles: list[str]) -> np.ndarray:
     """Which read curve each label gets: curves of a style alone in the track, ranked by gap rate, take `LEGEND_ORDER`.
 
-    Curves drawn alike, and curves with no rate (never read), keep their reading.
+    Curves drawn alike, curves with no rate (never read) and curves whose sidecar names no style
+    (`style_labels`' "broken" or "any") keep their reading.
 
     Shape:
         rates: (K,) gaps per 100 px. Returns (K,) int64: label k is given read curve order[k].
     """
     order = np.arange(len(styles))
-    alone = [k for k in range(len(styles)) if styles.count(styles[k]) == 1 and np.isfinite(rates[k])]
+    alone = [k for k in range(len(styles))
+             if styles[k] in LEGEND_ORDER and styles.count(styles[k]) == 1 and np.isfinite(rates[k])]
     by_legend = sorted(alone, key=lambda k: LEGEND_ORDER.index(styles[k]))
     by_rate = sorted(alone, key=lambda k: (rates[k], k))
     order[by_legend] = by_rate

@@ -64,6 +64,8 @@ def test_legend_order_leaves_curves_drawn_alike_and_unread_curves(labels: Module
     assert labels.legend_order(np.array([9.0, 0.5, 5.0, np.nan]), styles).tolist() == [0, 1, 2, 3]
     # Both read: dotted has fewer gaps than long-dash, so the two trade labels; the dashed pair stays.
     assert labels.legend_order(np.array([9.0, 0.5, 5.0, 1.0]), styles).tolist() == [0, 1, 3, 2]
+    # A curve whose sidecar names no style ("broken", after style_labels) has no place in the legend's order.
+    assert labels.legend_order(np.array([0.1, 5.0]), ["broken", "solid"]).tolist() == [0, 1]
 
 
 def test_the_windowed_oracle_renames_what_one_permutation_per_log_cannot(labels: ModuleType) -> None:
