@@ -58,7 +58,7 @@ def running_postgres(user: str = "dagster", db: str = "dagster") -> Iterator[Pos
         server = pgserver.get_server(Path(folder) / "pgdata", cleanup_mode=None)
         server.psql(f"CREATE ROLE {user} LOGIN PASSWORD '{password}'; CREATE DATABASE {db} OWNER {user};")
         pgdata, system_user = server.pgdata, server.system_user
-        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=system_user)
+        pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=system_user, timeout=60)
         (pgdata / "pg_hba.conf").write_text("host all all 127.0.0.1/32 scram-sha-256\n")
         port = find_suitable_port("127.0.0.1")
         # -k '': no Unix socket, so every connection goes through the password check above.
