@@ -126,10 +126,23 @@ class DashDotRange(PatternRange):
 
 
 class PatternParams(_Strict):
+    """The broken styles' length ranges, and `scale`: one factor per track, log-uniform in [min, max], that
+    multiplies every length of its broken curves. Print scale and scan resolution stretch all of a log's dashes
+    alike, so with a range wider than 1 a style is told by its lengths beside its neighbours' rather than by
+    absolute px; {min: 1, max: 1} draws nothing and leaves every instance as it was."""
+
+    scale: FloatRange
     dashed: PatternRange
     dotted: PatternRange
     dash_dot: DashDotRange
     long_dash: PatternRange
+
+    @model_validator(mode="after")
+    def _positive_scale(self) -> PatternParams:
+        if self.scale.min <= 0:
+            raise ValueError("synthesize.patterns.scale multiplies dash lengths: min must be > 0, "
+                             f"got {self.scale.min}")
+        return self
 
 
 class StraightParams(_Strict):

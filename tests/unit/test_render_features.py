@@ -89,6 +89,29 @@ def test_dash_patterns_are_drawn_per_curve_from_wide_ranges(wells: list[Well]) -
     assert inks.max() - inks.min() > 0.6 * (spec.ink.max - spec.ink.min)
 
 
+def test_a_track_scale_stretches_every_dash_of_the_track_alike(wells: list[Well]) -> None:
+    # A fixed factor draws nothing extra, so the same instance comes back with each broken curve's lengths exactly
+    # 1.5 times the unscaled ones (1-px lines: the lengths drawn are the lengths seen, none clipped at 1 px).
+    base = ("synthesize.distinct_styles=1", "synthesize.line_width={min: 1, max: 1}")
+    plain = render_instance(5, 2, _params(*CLEAN, *base), wells, 5, size=SIZE).curve_styles
+    scaled = render_instance(5, 2, _params(*CLEAN, *base, "synthesize.patterns.scale={min: 1.5, max: 1.5}"), wells,
+                             5, size=SIZE).curve_styles
+    assert [s.name for s in plain] == [s.name for s in scaled] and len({s.name for s in plain}) == 5
+    for a, b in zip(plain, scaled, strict=True):
+        assert b.pattern == pytest.approx([1.5 * x for x in a.pattern]), a.name
+    # A range: one factor per track, so on every track the long dash stays longer than the dash beside it.
+    ranged = _params(*CLEAN, *base, "synthesize.patterns.scale={min: 0.5, max: 2.0}",
+                     "synthesize.patterns.dashed={ink: {min: 10, max: 10}, gap: {min: 5, max: 5}}",
+                     "synthesize.patterns.long_dash={ink: {min: 40, max: 40}, gap: {min: 5, max: 5}}")
+    factors = []
+    for index in range(8):
+        styles = {s.name: s for s in render_instance(5, index, ranged, wells, 5, size=SIZE).curve_styles}
+        dash, long_dash = (styles[n].pattern[0] for n in ("dashed", "long_dash"))
+        assert long_dash == pytest.approx(4 * dash)
+        factors.append(dash / 10)
+    assert min(factors) >= 0.5 and max(factors) <= 2.0 and max(factors) / min(factors) > 1.5
+
+
 def test_straight_lines_run_near_an_edge(wells: list[Well]) -> None:
     off = _render(wells, n_curves=3)
     log = _render(wells, "synthesize.straight.share=1", "synthesize.straight.edge={min: 0.03, max: 0.1}", n_curves=3)

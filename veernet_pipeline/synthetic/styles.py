@@ -6,7 +6,8 @@ a track all differ in style (drawn without replacement, as most log headers choo
 otherwise styles may repeat, and curves that share a style differ in width where the width range
 allows (a thick and a thin solid curve, as real tracks print them). A broken style draws its
 lengths per curve from `params.patterns`, so dashes vary widely between curves rather than
-repeating a few presets.
+repeating a few presets, and every length of a track's broken curves is multiplied by one factor
+(`patterns.scale`), as print scale and scan resolution stretch a whole log's dashes alike.
 
 A pattern is a tuple of alternating ink and gap lengths in px along the curve. The lengths drawn
 are what the eye sees: thickening a pixel to `width` px lengthens each dash by `width - 1`, so that
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veernet_pipeline.config import StretchParams, SynthesizeParams
+from veernet_pipeline.config import FloatRange, StretchParams, SynthesizeParams
 from veernet_pipeline.io.classes import STYLES
 
 # Drawing order of the styles, earliest first (module docstring).
@@ -94,14 +95,24 @@ def _stretches(width: int, params: StretchParams, rng: np.random.Generator) -> t
     return tuple((int(s), int(min(width, s + n))) for s, n in zip(starts, lengths, strict=True))
 
 
-def _pattern(name: str, width: int, params: SynthesizeParams, rng: np.random.Generator) -> tuple[float, ...]:
+def _pattern(name: str, width: int, scale: float, params: SynthesizeParams,
+             rng: np.random.Generator) -> tuple[float, ...]:
     if name == "solid":
         return ()
     spec = getattr(params.patterns, name)
     ink, gap = rng.uniform(spec.ink.min, spec.ink.max), rng.uniform(spec.gap.min, spec.gap.max)
     lengths = (ink, gap, rng.uniform(spec.dot.min, spec.dot.max), gap) if name == "dash_dot" else (ink, gap)
+    lengths = tuple(scale * length for length in lengths)
     grow = width - 1
     return tuple(float(max(1.0, length - grow) if k % 2 == 0 else length + grow) for k, length in enumerate(lengths))
+
+
+def _track_scale(bounds: FloatRange, rng: np.random.Generator) -> float:
+    """The factor on every dash length of one track: log-uniform in `bounds`, drawn only when they differ, so a
+    fixed scale leaves the generator's random stream (and so every instance) as it was."""
+    if bounds.max <= bounds.min:
+        return float(bounds.min)
+    return float(np.exp(rng.uniform(np.log(bounds.min), np.log(bounds.max))))
 
 
 def _names(n_curves: int, params: SynthesizeParams, rng: np.random.Generator) -> list[str]:
@@ -128,9 +139,10 @@ def choose_styles(n_curves: int, width: int, params: SynthesizeParams,
     """The styles of a track's curves, in sidecar order, for a `width`-column image."""
     names = _names(n_curves, params, rng)
     widths = _widths(names, params, rng)
+    scale = _track_scale(params.patterns.scale, rng)
     styles = []
     for name, line_width in zip(names, widths, strict=True):
-        pattern = _pattern(name, line_width, params, rng)
+        pattern = _pattern(name, line_width, scale, params, rng)
         fades = _stretches(width, params.fades, rng)
         styles.append(CurveStyle(
             name=name,
