@@ -110,6 +110,8 @@ def test_a_track_scale_stretches_every_dash_of_the_track_alike(wells: list[Well]
         assert long_dash == pytest.approx(4 * dash)
         factors.append(dash / 10)
     assert min(factors) >= 0.5 and max(factors) <= 2.0 and max(factors) / min(factors) > 1.5
+    with pytest.raises(ValueError, match="patterns.scale multiplies dash lengths: min must be > 0"):
+        _params("synthesize.patterns.scale={min: 0, max: 1}")
 
 
 def test_straight_lines_run_near_an_edge(wells: list[Well]) -> None:
