@@ -127,9 +127,9 @@ class DashDotRange(PatternRange):
 
 class PatternParams(_Strict):
     """The broken styles' length ranges, and `scale`: one factor per track, log-uniform in [min, max], that
-    multiplies every length of its broken curves. Print scale and scan resolution stretch all of a log's dashes
-    alike, so with a range wider than 1 a style is told by its lengths beside its neighbours' rather than by
-    absolute px; {min: 1, max: 1} draws nothing and leaves every instance as it was."""
+    multiplies every length of its broken curves, as print scale and scan resolution stretch all of a log's
+    dashes alike, so that absolute px stop naming a style; {min: 1, max: 1} (every profile: a one-epoch trial
+    made the foreign set worse, docs/accuracy.md) draws nothing and leaves every instance as it was."""
 
     scale: FloatRange
     dashed: PatternRange
