@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import math
 import tempfile
@@ -56,7 +57,10 @@ from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.classes import CLASSES
+from veernet_pipeline.io.sets import INDEX_FILE
 from veernet_pipeline.model.veernet import WEIGHTS_FILE
+from veernet_pipeline.stages.cache import files_version, fingerprint, recorded
+from veernet_pipeline.stages.train import claim_checkpoints
 from veernet_pipeline.training.losses import LOSSES
 from veernet_pipeline.training.recipes import train_stage
 
@@ -202,24 +206,23 @@ def estimate(per_loss: dict[str, Settings], set_dir: Path, binary: Path, steps: 
 
 
 def run(set_dir: Path, binary: Path, params: Path | None, profile: str, overrides: list[str], json_out: Path,
-        doc_out: Path) -> dict[str, Any]:
-    """Train and evaluate one multiclass model per loss, write the JSON and the doc, return the JSON document."""
+        doc_out: Path, work_dir: Path | None = None) -> dict[str, Any]:
+    """Train and evaluate one multiclass model per loss, write the JSON and the doc, return the JSON document.
+
+    With `work_dir`, each loss's model, evaluation and row stay in `work_dir/<loss>/`: a later run with the
+    same code, params and inputs reuses finished losses and resumes an interrupted training from its last
+    checkpoint, so a comparison longer than one working session can be run in parts.
+    """
     per_loss = settings_per_loss(params, profile, overrides)
     settings = per_loss[LOSSES[0]]
     default_loss = load_settings(params, profile).train_multiclass.loss.name
     rows, histories, n_logs = [], {}, 0
-    with tempfile.TemporaryDirectory(prefix="veernet-losses-") as work:
+    with contextlib.ExitStack() as stack:
+        work = work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="veernet-losses-")))
         for loss, loss_settings in per_loss.items():
-            log.info("loss %s: training the multiclass stage from %s", loss, binary)
-            train = train_stage(loss_settings, "multiclass", set_dir, Path(work) / loss / "model", init_weights=binary)
-            started = time.perf_counter()
-            metrics = evaluate_model(Path(work) / loss / "model", set_dir, Path(work) / loss / "eval",
-                                     loss_settings.evaluate, loss_settings.extract)
-            per_log = pd.read_csv(Path(work) / loss / "eval" / "per_log.csv")
-            rows.append(row_of(loss, metrics, per_log, train, time.perf_counter() - started))
-            histories[loss], n_logs = train["history"], int(metrics["n_logs"])
-            log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, rows[-1]["mean_median_mae"],
-                     train["wall_clock_s"])
+            row, history, logs = loss_result(loss, loss_settings, set_dir, binary, work / loss)
+            rows.append(row)
+            histories[loss], n_logs = history, logs
     winner, decisive, p_values = pick_winner(rows)
     budget = settings.section("train_multiclass")
     budget.pop("loss")
@@ -254,6 +257,56 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
     return document
 
 
+ROW_FILE = "row.json"
+
+
+def run_keys(settings: Settings, set_dir: Path, binary: Path) -> dict[str, str]:
+    """Digests of what one loss's training and its evaluation depend on: code, params and inputs.
+
+    The stages' own fingerprints (`stages.cache.fingerprint`), so a row is reused exactly when the
+    pipeline would reuse the stage output.
+    """
+    inputs = {"set": _identity(set_dir, INDEX_FILE), "binary": _identity(binary, WEIGHTS_FILE)}
+    train = fingerprint("train_multiclass", settings, inputs)
+    return {"train": train, "evaluate": fingerprint("evaluate", settings, {"model": train, "set": inputs["set"]})}
+
+
+def _identity(folder: Path, main_file: str) -> str:
+    """A folder's data version when a stage wrote it, else the digest of its main file (a set's index, weights)."""
+    record = recorded(folder)
+    return record["data_version"] if record else files_version([folder / main_file])
+
+
+def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path,
+                folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """(row, training history, logs scored) of one loss: reused from `folder` when its keys match, else computed.
+
+    A model whose training key still matches is evaluated again without training. Training resumes from
+    `folder/model/checkpoints/last.pt` when that belongs to the same keys; checkpoints of other code or params
+    are set aside, never deleted (`claim_checkpoints`).
+    """
+    keys, saved = run_keys(settings, set_dir, binary), folder / ROW_FILE
+    record = json.loads(saved.read_text()) if saved.is_file() else None
+    if record is not None and record["keys"] == keys:
+        log.info("loss %s: reusing %s (same code, params and inputs)", loss, saved)
+        return record["row"], record["train"]["history"], record["n_logs"]
+    if record is not None and record["keys"]["train"] == keys["train"]:
+        log.info("loss %s: the model in %s is current; evaluating it again", loss, folder / "model")
+        train = record["train"]
+    else:
+        log.info("loss %s: training the multiclass stage from %s", loss, binary)
+        claim_checkpoints(folder / "model", keys["train"])
+        result = train_stage(settings, "multiclass", set_dir, folder / "model", init_weights=binary, resume=True)
+        train = {key: result[key] for key in ("wall_clock_s", "final", "history")}
+    started = time.perf_counter()
+    metrics = evaluate_model(folder / "model", set_dir, folder / "eval", settings.evaluate, settings.extract)
+    per_log = pd.read_csv(folder / "eval" / "per_log.csv")
+    row = row_of(loss, metrics, per_log, train, time.perf_counter() - started)
+    log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], train["wall_clock_s"])
+    write_json_atomic(saved, {"keys": keys, "row": row, "train": train, "n_logs": int(metrics["n_logs"])})
+    return row, train["history"], int(metrics["n_logs"])
+
+
 RESULT_MARK = "<!-- results: benchmarks/losses.py rewrites everything below this line -->"
 
 
@@ -286,6 +339,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                              "profile's train_multiclass.epochs)")
     parser.add_argument("--estimate", type=int, default=0, metavar="STEPS",
                         help="only time this many optimiser steps per loss and project the full run's cost")
+    parser.add_argument("--work-dir", type=Path,
+                        help="keep each loss's model, evaluation and row here and reuse them on the next run with "
+                             "the same code, params and inputs (default: a temporary folder, removed)")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "losses.json", help="JSON output")
     parser.add_argument("--doc", type=Path, default=HERE.parent / "docs" / "loss-ablation.md", help="markdown output")
     args = parser.parse_args(argv)
@@ -303,7 +359,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result = estimate(settings_per_loss(args.params, args.profile, args.overrides), set_dir, binary, args.estimate)
         print(result)
         return result
-    return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc)
+    return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc, args.work_dir)
 
 
 if __name__ == "__main__":
