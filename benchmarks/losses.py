@@ -94,8 +94,20 @@ def row_of(loss: str, metrics: dict[str, Any], per_log: pd.DataFrame, train: dic
                                                     MIN_COVERAGE for s in row["curves"].values())
                        and _finite(row["swap_share"]) and row["swap_share"] <= MAX_SWAP_SHARE)
     # Per log: the mean MAE over its curves; a curve not read anywhere in the log counts as the worst, 1 track unit.
-    row["log_mae"] = per_log.assign(mae=per_log["mae"].fillna(1.0)).groupby("id")["mae"].mean().to_dict()
+    # Keys as text: a row read back from JSON must pair its logs with a fresh row's.
+    log_mae = per_log.assign(mae=per_log["mae"].fillna(1.0)).groupby("id")["mae"].mean()
+    row["log_mae"] = {str(key): float(value) for key, value in log_mae.items()}
     return row
+
+
+def restored(row: dict[str, Any]) -> dict[str, Any]:
+    """A row read back from strict JSON, where the never-read curves' infinite figures were written as null."""
+    return {**row, "mean_median_mae": _or(row["mean_median_mae"], math.inf),
+            "min_median_r2": _or(row["min_median_r2"], -math.inf)}
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 def pick_winner(rows: list[dict[str, Any]]) -> tuple[str, bool, dict[str, float]]:
@@ -289,7 +301,7 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path,
     record = json.loads(saved.read_text()) if saved.is_file() else None
     if record is not None and record["keys"] == keys:
         log.info("loss %s: reusing %s (same code, params and inputs)", loss, saved)
-        return record["row"], record["train"]["history"], record["n_logs"]
+        return restored(record["row"]), record["train"]["history"], record["n_logs"]
     if record is not None and record["keys"]["train"] == keys["train"]:
         log.info("loss %s: the model in %s is current; evaluating it again", loss, folder / "model")
         train = record["train"]
