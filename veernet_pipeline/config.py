@@ -220,6 +220,7 @@ class GridParams(_Strict):
     minor_gray: Range
     major_gray: Range
     major_px: Range
+    major_value_px: Range  # thickness of the middle value line of a linear track, a log track's decades
     value_divisions: Range
     border_px: Range
     heavy: HeavyLines

@@ -190,6 +190,26 @@ def test_heavy_and_doubled_grid_lines(wells: list[Well]) -> None:
         np.testing.assert_array_equal(log.mask, plain.mask)
 
 
+def _value_line_rows(log: SyntheticLog) -> np.ndarray:
+    # Rows dark along nearly the whole strip, away from the borders: value lines (curves wander off any one row).
+    dark = (log.image < 60).mean(axis=1) > 0.9
+    dark[:6], dark[-6:] = False, False
+    return dark
+
+
+def test_major_value_lines_take_their_own_thickness(wells: list[Well]) -> None:
+    # Light minor lines and black majors, so a row is dark only on a major value line; instance 0's second curve
+    # is on a log scale, so its track has a decade line.
+    fixed = ("synthesize.grid.major_gray={min: 0, max: 0}", "synthesize.grid.minor_gray={min: 220, max: 220}")
+    plain = _render(wells, *fixed, n_curves=2)
+    thick = _render(wells, *fixed, "synthesize.grid.major_value_px={min: 3, max: 3}", n_curves=2)
+    assert "log" in [curve.scale for curve in plain.calibration.curves]
+    assert column_runs(_value_line_rows(plain)).tolist() == [1]
+    assert column_runs(_value_line_rows(thick)).tolist() == [3]
+    # Grid lines are background: the labels do not change.
+    np.testing.assert_array_equal(thick.mask, plain.mask)
+
+
 @pytest.mark.parametrize("kind", ["hatch", "cross", "halftone", "solid"])
 def test_flags_over_curves(wells: list[Well], kind: str) -> None:
     kinds = ", ".join(f"{name}: {int(name == kind)}" for name in ("hatch", "cross", "halftone", "solid"))

@@ -6,7 +6,10 @@ Depth lines sit at round depths, as on a printed log: the minor step is the roun
 and every n-th major line is a numbered, heavier one, n from `text.number_every` (preferring an n
 that puts the numbers at round depths: 10, 20, 25, 50, ...). Across the track a linear
 grid has `grid.value_divisions` divisions; a track holding a log curve gets that curve's cycles
-(lines at 1..9 x each power of ten, crowding towards each decade, heavier at the decades). The
+(lines at 1..9 x each power of ten, crowding towards each decade, heavier at the decades). Those
+heavier value lines (the middle of a linear track, a log track's decades) are `grid.major_value_px`
+thick: prints rule them 2-3 px as often as 1, and a dark 2-px line along the track is otherwise
+drawn only by curves (a straight tension line looks just like it). The
 track borders are the first and last `grid.border_px` track rows.
 
 Some prints rule their grid heavier, and a reader must not take a heavy line running along the
@@ -113,10 +116,13 @@ def _value_rows(calibration: Calibration, height: int, params: SynthesizeParams,
         heavy = np.arange(1, divisions) * 2 == divisions
     rows = np.clip(np.floor(fractions * height), 0, height - 1).astype(np.int64)
     grays = np.where(heavy, major_gray, minor_gray) + rng.uniform(-1, 1, rows.size) * LINE_JITTER
+    # Drawn only from a range wider than one value, so the default (1..1) leaves every instance as it was.
+    span = grid.major_value_px
+    major_px = int(rng.integers(span.min, span.max + 1)) if span.max > span.min else span.min
     row_gray = np.full(height, 255.0)
     np.minimum.at(row_gray, rows, grays)
     # Heavy value lines are centred on their row; borders grow inwards from the track edges.
-    for extra in _offsets(heavy_px or 1, gap) - (heavy_px or 1) // 2:
+    for extra in _offsets(heavy_px or major_px, gap) - (heavy_px or major_px) // 2:
         np.minimum.at(row_gray, np.clip(rows[heavy] + extra, 0, height - 1), grays[heavy])
     border = _offsets(heavy_px or border_px, gap)
     row_gray[border] = np.minimum(row_gray[border], major_gray - 20.0)
