@@ -201,7 +201,7 @@ def test_major_value_lines_take_their_own_thickness(wells: list[Well]) -> None:
     # Light minor lines and black majors, so a row is dark only on a major value line; instance 0's second curve
     # is on a log scale, so its track has a decade line.
     fixed = ("synthesize.grid.major_gray={min: 0, max: 0}", "synthesize.grid.minor_gray={min: 220, max: 220}")
-    plain = _render(wells, *fixed, n_curves=2)
+    plain = _render(wells, *fixed, "synthesize.grid.major_value_px={min: 1, max: 1}", n_curves=2)
     thick = _render(wells, *fixed, "synthesize.grid.major_value_px={min: 3, max: 3}", n_curves=2)
     assert "log" in [curve.scale for curve in plain.calibration.curves]
     assert column_runs(_value_line_rows(plain)).tolist() == [1]
