@@ -116,13 +116,13 @@ def _value_rows(calibration: Calibration, height: int, params: SynthesizeParams,
         heavy = np.arange(1, divisions) * 2 == divisions
     rows = np.clip(np.floor(fractions * height), 0, height - 1).astype(np.int64)
     grays = np.where(heavy, major_gray, minor_gray) + rng.uniform(-1, 1, rows.size) * LINE_JITTER
-    # Drawn only from a range wider than one value, so the default (1..1) leaves every instance as it was.
+    # A range of one value draws no random number, so 1..1 reproduces the sets drawn before this parameter.
     span = grid.major_value_px
-    major_px = int(rng.integers(span.min, span.max + 1)) if span.max > span.min else span.min
+    value_px = int(rng.integers(span.min, span.max + 1)) if span.max > span.min else span.min
     row_gray = np.full(height, 255.0)
     np.minimum.at(row_gray, rows, grays)
     # Heavy value lines are centred on their row; borders grow inwards from the track edges.
-    for extra in _offsets(heavy_px or major_px, gap) - (heavy_px or major_px) // 2:
+    for extra in _offsets(heavy_px or value_px, gap) - (heavy_px or value_px) // 2:
         np.minimum.at(row_gray, np.clip(rows[heavy] + extra, 0, height - 1), grays[heavy])
     border = _offsets(heavy_px or border_px, gap)
     row_gray[border] = np.minimum(row_gray[border], major_gray - 20.0)
