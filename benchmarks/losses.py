@@ -2,6 +2,7 @@
 
     python benchmarks/losses.py [--budget-steps N] [--set-dir SET] [--binary MODEL_DIR] [--profile cpu] [--set k=v ...]
     python benchmarks/losses.py --budget-steps N --estimate 20 [...]   # time 20 steps per loss, project the cost
+    python benchmarks/losses.py --budget-steps N --rows-dir DIR --only dice [...]   # one loss now, the rest later
 
 Every loss of `training/losses` (dice, focal, lovasz, soft_ce, tversky) trains the multiclass
 stage with `train_stage`, starting from the same binary weights, on the same synthetic set, with
@@ -13,7 +14,7 @@ the profile's epochs. At 240 and at 945 steps the losses did not separate; docs/
 the budget to run at (the `cpu` profile's 8,505 multiclass steps). Each model is then
 scored by `evaluate_model` on the same held-out logs (params.yaml `evaluate:`), reading curves
 with the same `extract:` params. Models and evaluation outputs live in a temporary folder that is
-removed afterwards.
+removed afterwards, or in `--work-dir` to be continued (`run`).
 
 The choice is made on the curves read from each model, never on the mask (rule fixed before the run):
 
@@ -218,23 +219,39 @@ def estimate(per_loss: dict[str, Settings], set_dir: Path, binary: Path, steps: 
 
 
 def run(set_dir: Path, binary: Path, params: Path | None, profile: str, overrides: list[str], json_out: Path,
-        doc_out: Path, work_dir: Path | None = None) -> dict[str, Any]:
+        doc_out: Path, work_dir: Path | None = None, rows_dir: Path | None = None,
+        only: list[str] | None = None) -> dict[str, Any]:
     """Train and evaluate one multiclass model per loss, write the JSON and the doc, return the JSON document.
 
     With `work_dir`, each loss's model, evaluation and row stay in `work_dir/<loss>/`: a later run with the
     same code, params and inputs reuses finished losses and resumes an interrupted training from its last
-    checkpoint, so a comparison longer than one working session can be run in parts.
+    checkpoint, so a comparison longer than one working session can be run in parts. With `rows_dir`, the
+    rows live there instead (`<loss>.json`, small enough to commit), so the parts can run on different
+    machines. With `only`, just those losses are trained and scored; the others' rows must already be
+    current, else the comparison is not written and the document lists the losses still `pending`.
     """
     per_loss = settings_per_loss(params, profile, overrides)
     settings = per_loss[LOSSES[0]]
     default_loss = load_settings(params, profile).train_multiclass.loss.name
-    rows, histories, n_logs = [], {}, 0
+    rows, histories, n_logs, pending = [], {}, 0, []
     with contextlib.ExitStack() as stack:
         work = work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="veernet-losses-")))
         for loss, loss_settings in per_loss.items():
-            row, history, logs = loss_result(loss, loss_settings, set_dir, binary, work / loss)
+            saved = rows_dir / f"{loss}.json" if rows_dir else work / loss / ROW_FILE
+            if only and loss not in only:
+                result = kept_result(loss, run_keys(loss_settings, set_dir, binary), saved)
+                if result is None:
+                    pending.append(loss)
+                    continue
+            else:
+                result = loss_result(loss, loss_settings, set_dir, binary, work / loss, saved)
+            row, history, logs = result
             rows.append(row)
             histories[loss], n_logs = history, logs
+    if pending:
+        log.warning("no current row for %s in %s: run them (--only) before the comparison is written", pending,
+                    rows_dir or work_dir)
+        return {"pending": pending, "losses": rows}
     winner, decisive, p_values = pick_winner(rows)
     budget = settings.section("train_multiclass")
     budget.pop("loss")
@@ -270,6 +287,8 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
 
 
 ROW_FILE = "row.json"
+# One loss's (row, training history, logs scored).
+LossResult = tuple[dict[str, Any], list[dict[str, Any]], int]
 
 
 def run_keys(settings: Settings, set_dir: Path, binary: Path) -> dict[str, str]:
@@ -289,29 +308,43 @@ def _identity(folder: Path, main_file: str) -> str:
     return record["data_version"] if record else files_version([folder / main_file])
 
 
-def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path,
-                folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
-    """(row, training history, logs scored) of one loss: reused from `folder` when its keys match, else computed.
-
-    A model whose training key still matches is evaluated again without training. Training resumes from
-    `folder/model/checkpoints/last.pt` when that belongs to the same keys; checkpoints of other code or params
-    are set aside, never deleted (`claim_checkpoints`).
-    """
-    keys, saved = run_keys(settings, set_dir, binary), folder / ROW_FILE
+def kept_result(loss: str, keys: dict[str, str], saved: Path) -> LossResult | None:
+    """(row, training history, logs scored) of one loss from its row file `saved`, if that holds these keys."""
     record = json.loads(saved.read_text()) if saved.is_file() else None
-    if record is not None and record["keys"] == keys:
-        log.info("loss %s: reusing %s (same code, params and inputs)", loss, saved)
-        return restored(record["row"]), record["train"]["history"], record["n_logs"]
-    if record is not None and record["keys"]["train"] == keys["train"]:
-        log.info("loss %s: the model in %s is current; evaluating it again", loss, folder / "model")
+    if record is None or record["keys"] != keys:
+        return None
+    log.info("loss %s: reusing %s (same code, params and inputs)", loss, saved)
+    return restored(record["row"]), record["train"]["history"], record["n_logs"]
+
+
+def _trained_under(model: Path, train_key: str) -> bool:
+    """Whether `model` holds finished weights of the training `train_key` names (not only its row, elsewhere)."""
+    owner = model / "checkpoints" / "run_key.txt"
+    return (model / WEIGHTS_FILE).is_file() and owner.is_file() and owner.read_text().strip() == train_key
+
+
+def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, folder: Path, saved: Path) -> LossResult:
+    """(row, training history, logs scored) of one loss: reused from `saved` when its keys match, else computed.
+
+    A model in `folder/model` whose training key still matches is evaluated again without training. Training
+    resumes from `folder/model/checkpoints/last.pt` when that belongs to the same keys; checkpoints of other
+    code or params are set aside, never deleted (`claim_checkpoints`).
+    """
+    keys, model = run_keys(settings, set_dir, binary), folder / "model"
+    kept = kept_result(loss, keys, saved)
+    if kept is not None:
+        return kept
+    record = json.loads(saved.read_text()) if saved.is_file() else None
+    if record is not None and record["keys"]["train"] == keys["train"] and _trained_under(model, keys["train"]):
+        log.info("loss %s: the model in %s is current; evaluating it again", loss, model)
         train = record["train"]
     else:
         log.info("loss %s: training the multiclass stage from %s", loss, binary)
-        claim_checkpoints(folder / "model", keys["train"])
-        result = train_stage(settings, "multiclass", set_dir, folder / "model", init_weights=binary, resume=True)
+        claim_checkpoints(model, keys["train"])
+        result = train_stage(settings, "multiclass", set_dir, model, init_weights=binary, resume=True)
         train = {key: result[key] for key in ("wall_clock_s", "final", "history")}
     started = time.perf_counter()
-    metrics = evaluate_model(folder / "model", set_dir, folder / "eval", settings.evaluate, settings.extract)
+    metrics = evaluate_model(model, set_dir, folder / "eval", settings.evaluate, settings.extract)
     per_log = pd.read_csv(folder / "eval" / "per_log.csv")
     row = row_of(loss, metrics, per_log, train, time.perf_counter() - started)
     log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], train["wall_clock_s"])
@@ -354,6 +387,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--work-dir", type=Path,
                         help="keep each loss's model, evaluation and row here and reuse them on the next run with "
                              "the same code, params and inputs (default: a temporary folder, removed)")
+    parser.add_argument("--rows-dir", type=Path,
+                        help="keep each loss's row (figures, keys, history) as <loss>.json here instead of in "
+                             "--work-dir: small files to commit, so a comparison can go on on another machine")
+    parser.add_argument("--only", nargs="+", choices=LOSSES, metavar="LOSS",
+                        help=f"train and score only these losses ({', '.join(LOSSES)}); the comparison is written "
+                             "once every loss has a current row")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "losses.json", help="JSON output")
     parser.add_argument("--doc", type=Path, default=HERE.parent / "docs" / "loss-ablation.md", help="markdown output")
     args = parser.parse_args(argv)
@@ -362,6 +401,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     set_dir = (args.set_dir or settings.path("synthetic") / "multiclass").resolve()
     binary = (args.binary or settings.path("models") / "binary").resolve()
     _check_inputs(set_dir, binary)
+    if args.only and not (args.rows_dir or args.work_dir):
+        parser.error("--only keeps its rows for a later run: give --rows-dir (or --work-dir) to keep them in")
     if args.budget_steps:
         epochs = budget_epochs(set_dir, settings, args.budget_steps)
         args.overrides = [*args.overrides, f"train_multiclass.epochs={epochs}"]
@@ -371,7 +412,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result = estimate(settings_per_loss(args.params, args.profile, args.overrides), set_dir, binary, args.estimate)
         print(result)
         return result
-    return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc, args.work_dir)
+    return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc, args.work_dir,
+               args.rows_dir, args.only)
 
 
 if __name__ == "__main__":

@@ -20,24 +20,40 @@ from veernet_pipeline.training.losses import LOSSES
 from veernet_pipeline.training.recipes import train_stage
 
 
-def test_a_second_run_reuses_every_loss_and_only_what_a_change_touches_is_redone(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    params = make_project(tmp_path / "project")
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(params.yaml, binary model folder) of a test-profile project with its synthetic sets."""
+    root = tmp_path_factory.mktemp("losses")
+    params = make_project(root / "project")
     settings = load_settings(params, profile="test")
     synthesize(settings)
-    binary = tmp_path / "binary"
-    train_stage(settings, "binary", settings.path("synthetic") / "binary", binary)
-    trained: list[str] = []
+    train_stage(settings, "binary", settings.path("synthetic") / "binary", root / "binary")
+    return params, root / "binary"
 
-    def counted(loss_settings, *args, **kwargs):  # the real training, recording which loss it ran
-        trained.append(loss_settings.train_multiclass.loss.name)
+
+@pytest.fixture
+def trained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The losses `benchmarks/losses.py` trains, in order (the real training, counted)."""
+    names: list[str] = []
+
+    def counted(loss_settings, *args, **kwargs):
+        names.append(loss_settings.train_multiclass.loss.name)
         return train_stage(loss_settings, *args, **kwargs)
 
     monkeypatch.setattr(losses, "train_stage", counted)
+    return names
+
+
+def _args(project: tuple[Path, Path], out: Path, *more: str) -> list[str]:
+    params, binary = project
+    return ["--params", str(params), "--profile", "test", "--binary", str(binary), "--json", str(out / "losses.json"),
+            "--doc", str(out / "loss-ablation.md"), "--set", "evaluate.split=val", *more]
+
+
+def test_a_second_run_reuses_every_loss_and_only_what_a_change_touches_is_redone(
+        project: tuple[Path, Path], trained: list[str], tmp_path: Path) -> None:
     work = tmp_path / "work"
-    args = ["--params", str(params), "--profile", "test", "--binary", str(binary), "--work-dir", str(work),
-            "--json", str(tmp_path / "losses.json"), "--doc", str(tmp_path / "loss-ablation.md"),
-            "--set", "evaluate.split=val"]
+    args = _args(project, tmp_path, "--work-dir", str(work))
 
     first = losses.main(args)
     written = json.loads((tmp_path / "losses.json").read_text())
@@ -63,3 +79,29 @@ def test_a_second_run_reuses_every_loss_and_only_what_a_change_touches_is_redone
     assert trained == list(LOSSES) * 2
     for loss in LOSSES:
         assert len(list((work / loss / "model").glob("checkpoints.superseded-*/last.pt"))) == 1
+
+
+def test_parts_run_on_two_machines_meet_in_the_committed_rows(
+        project: tuple[Path, Path], trained: list[str], tmp_path: Path) -> None:
+    rows, out = tmp_path / "rows", tmp_path / "out"
+    out.mkdir()
+    first = losses.main(_args(project, out, "--work-dir", str(tmp_path / "machine-1"), "--rows-dir", str(rows),
+                              "--only", "dice", "lovasz"))
+    assert trained == ["dice", "lovasz"]
+    assert first["pending"] == ["focal", "soft_ce", "tversky"]
+    assert not (out / "losses.json").exists(), "a comparison was written with losses missing"
+    assert sorted(path.name for path in rows.iterdir()) == ["dice.json", "lovasz.json"]
+
+    # Another machine: only the rows came along (the models of machine 1 are gone).
+    second = losses.main(_args(project, out, "--work-dir", str(tmp_path / "machine-2"), "--rows-dir", str(rows),
+                               "--only", "focal", "soft_ce", "tversky"))
+    assert trained == ["dice", "lovasz", "focal", "soft_ce", "tversky"]
+    assert [row["loss"] for row in json.loads((out / "losses.json").read_text())["losses"]] == list(LOSSES)
+    assert second["winner"] in LOSSES
+
+    # A reading change on machine 2 for dice: its row's training key still holds, but its model is on
+    # machine 1, so it trains again rather than scoring a model that is not there; the rest are stale.
+    third = losses.main(_args(project, out, "--work-dir", str(tmp_path / "machine-2"), "--rows-dir", str(rows),
+                              "--only", "dice", "--set", "extract.max_gap=5"))
+    assert trained[-1] == "dice" and len(trained) == 6
+    assert third["pending"] == ["focal", "lovasz", "soft_ce", "tversky"]
