@@ -105,3 +105,11 @@ def test_parts_run_on_two_machines_meet_in_the_committed_rows(
                               "--only", "dice", "--set", "extract.max_gap=5"))
     assert trained[-1] == "dice" and len(trained) == 6
     assert third["pending"] == ["focal", "lovasz", "soft_ce", "tversky"]
+
+
+def test_only_without_a_place_for_its_rows_is_refused(project: tuple[Path, Path], trained: list[str],
+                                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        losses.main(_args(project, tmp_path, "--only", "dice"))
+    assert "--rows-dir" in capsys.readouterr().err
+    assert trained == []
