@@ -239,7 +239,7 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
         for loss, loss_settings in per_loss.items():
             saved = rows_dir / f"{loss}.json" if rows_dir else work / loss / ROW_FILE
             if only and loss not in only:
-                result = kept_result(loss, run_keys(loss_settings, set_dir, binary), saved)
+                result = kept_result(loss, run_keys(loss_settings, set_dir, binary), saved_record(saved), saved)
                 if result is None:
                     pending.append(loss)
                     continue
@@ -308,9 +308,13 @@ def _identity(folder: Path, main_file: str) -> str:
     return record["data_version"] if record else files_version([folder / main_file])
 
 
-def kept_result(loss: str, keys: dict[str, str], saved: Path) -> LossResult | None:
-    """(row, training history, logs scored) of one loss from its row file `saved`, if that holds these keys."""
-    record = json.loads(saved.read_text()) if saved.is_file() else None
+def saved_record(saved: Path) -> dict[str, Any] | None:
+    """One loss's row file (keys, row, train, n_logs), or None if it was never written."""
+    return json.loads(saved.read_text()) if saved.is_file() else None
+
+
+def kept_result(loss: str, keys: dict[str, str], record: dict[str, Any] | None, saved: Path) -> LossResult | None:
+    """(row, training history, logs scored) of one loss from its row file's `record`, if that holds these keys."""
     if record is None or record["keys"] != keys:
         return None
     log.info("loss %s: reusing %s (same code, params and inputs)", loss, saved)
@@ -331,10 +335,10 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, fold
     code or params are set aside, never deleted (`claim_checkpoints`).
     """
     keys, model = run_keys(settings, set_dir, binary), folder / "model"
-    kept = kept_result(loss, keys, saved)
+    record = saved_record(saved)
+    kept = kept_result(loss, keys, record, saved)
     if kept is not None:
         return kept
-    record = json.loads(saved.read_text()) if saved.is_file() else None
     if record is not None and record["keys"]["train"] == keys["train"] and _trained_under(model, keys["train"]):
         log.info("loss %s: the model in %s is current; evaluating it again", loss, model)
         train = record["train"]
