@@ -11,8 +11,8 @@ wells only, evaluation only, never tuned on) into a temporary folder and evaluat
 them exactly as the evaluate stage does (`evaluation.evaluate.evaluate_model`), twice: with the
 sidecars as written (curve B read as any broken style) and with each curve's drawn style named,
 as a legend-reading calibration would. Reported per curve, per storage (1-bit / 8-bit) and per
-style curve B was drawn in (a thin solid B is the case `reading.styles.unread_broken_notes`
-reports); the worst log's overlay of the unstyled reading is copied beside the results.
+style curve B was drawn in (a thin solid B is the case `reading.pens.read_thick_thin`
+reads again as thick vs thin); the worst log's overlay of the unstyled reading is copied beside the results.
 Writes `seeds_contract.json`, `seeds_contract.md` and `seeds_contract-worst.png` into `--out`.
 """
 

@@ -165,7 +165,7 @@ def test_seeds_legend_draws_solid_then_broken_and_names_no_style(tmp_path: Path)
         mask = tifffile.imread(set_dir / row.mask)
         assert (mask == style_class("solid")).any() and (mask == style_class(drawn[1])).any()
         classes = curve_classes([c.style for c in Calibration.from_file(set_dir / row.calibration).curves])
-        # A thin solid B lies outside B's evidence: the case `reading.styles.unread_broken_notes` reports.
+        # A thin solid B lies outside B's evidence: the case `reading.pens.read_thick_thin` reads again.
         assert classes[0] == (style_class("solid"),)
         assert (style_class(drawn[1]) in classes[1]) == (drawn[1] != "solid")
     assert len(broken_seen - {"solid"}) >= 2

@@ -17,7 +17,6 @@ from veernet_pipeline.reading.styles import (
     curve_classes,
     detect_styles,
     plan_reading,
-    unread_broken_notes,
 )
 
 H, W = 128, 500
@@ -117,31 +116,4 @@ def test_a_sidecar_file_naming_styles_reads_each_curve_on_its_style(test_setting
     np.testing.assert_allclose(rows[0, read], centre(110 - 0.01 * X)[read], atol=1.0)
     np.testing.assert_allclose(rows[1, :491], centre(90 + 0.02 * X)[:491], atol=1.0)
 
-
-def _notes(probs: np.ndarray, sidecar: dict, test_settings: Settings) -> list[str]:
-    plan = plan_reading(probs, Calibration.from_dict(sidecar), test_settings.extract)
-    _, confidence = trace_curves(probs, test_settings.extract, plan.classes)
-    return unread_broken_notes(probs, plan, confidence, test_settings.extract)
-
-
-def test_a_seeds_sidecar_over_two_solid_lines_says_how_to_name_the_styles(test_settings: Settings) -> None:
-    thick_thin = blank(H, W)
-    paint(thick_thin, 30 + 0.05 * X, style_class("solid"), pen=3)
-    paint(thick_thin, 90 - 0.05 * X, style_class("solid"), pen=1)
-    notes = _notes(thick_thin, SIDECAR, test_settings)
-    # SP finds no broken ink at all; the solid class holds two runs in every column.
-    assert len(notes) == 1 and notes[0].startswith("SP (curve B") and "0% of columns" in notes[0]
-    assert "two solid lines in 100%" in notes[0] and '"style"' in notes[0]
-    # A dashed B is read (64 % of columns inked): no note.
-    solid_dashed = blank(H, W)
-    paint(solid_dashed, 30 + 0.05 * X, style_class("solid"))
-    paint(solid_dashed, 90 - 0.05 * X, style_class("dashed"), dashes(W, 18, 10))
-    assert _notes(solid_dashed, SIDECAR, test_settings) == []
-    # B absent and one solid line only: nothing to suggest.
-    alone = blank(H, W)
-    paint(alone, 30 + 0.05 * X, style_class("solid"))
-    assert _notes(alone, SIDECAR, test_settings) == []
-    # A sidecar that names the styles is read as it says: no note either.
-    named = {**SIDECAR, "curves": [{**c, "style": "solid"} for c in SIDECAR["curves"]]}
-    assert _notes(thick_thin, named, test_settings) == []
 

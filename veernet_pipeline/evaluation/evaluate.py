@@ -41,10 +41,10 @@ from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
-from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import curve_name
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs, plan_reading
+from veernet_pipeline.reading.styles import as_style_probs
+from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ def evaluate_log(
     calibration = Calibration.from_file(set_dir / row.calibration)
     raw = predict_probs(model, image, params.tile_width, params.tile_overlap, device, mirror=extract.mirror)
     probs = as_style_probs(raw)
-    plan = plan_reading(probs, calibration, extract)
-    rows, confidence = trace_curves(probs, extract, plan.classes)
+    reading = read_track(probs, calibration, extract)
+    plan, rows, confidence = reading.plan, reading.rows, reading.confidence
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
     truth = drawn_tracks(values, calibration, height)

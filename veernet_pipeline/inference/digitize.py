@@ -24,10 +24,10 @@ from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import decode_scan
-from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs, plan_reading, unread_broken_notes
+from veernet_pipeline.reading.styles import as_style_probs
+from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
 
 log = logging.getLogger(__name__)
@@ -103,13 +103,13 @@ def digitize_scan(
     height, width = image.shape
     check_height(height, max_height, source)
     probs = as_style_probs(predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror))
-    plan = plan_reading(probs, calibration, extract)
-    rows, confidence = trace_curves(probs, extract, plan.classes)
+    reading = read_track(probs, calibration, extract)
+    plan, rows, confidence = reading.plan, reading.rows, reading.confidence
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
-    for note in unread_broken_notes(probs, plan, confidence, extract):
-        log.warning("%s: %s", source, note)
-        notes.append(note)
+    if calibration is not None:
+        for note in plan.notes:  # a sidecar's curves read otherwise than it says (thick vs thin)
+            log.warning("%s: %s", source, note)
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first")

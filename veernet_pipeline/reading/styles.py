@@ -160,32 +160,3 @@ def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: Ext
     styles = [c.style for c in calib.curves]
     return ReadingPlan(calib, curve_classes(styles), style_labels(styles), notes)
 
-
-def unread_broken_notes(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray, params: ExtractParams
-                        ) -> list[str]:
-    """A note when the seeds' curve B found no broken line but the map shows a second solid one.
-
-    A sidecar naming no style reads curve B as any broken style (the seeds' convention: solid vs
-    dashed). Where the print tells its two curves apart by pen width instead (thick vs thin, both
-    solid), or the net takes B's dashes for solid ink, B reads ink in few columns while the solid
-    class holds two separate runs in many. The reading is left as it is (a second solid line may
-    also be a grid line the net misread); the note tells the operator how to fix the input.
-
-    Shape:
-        probs: (7, H, W) on the style classes. confidence: (K, W) of `extract.trace_curves`.
-    """
-    if plan.labels[:2] != ["solid", "broken"] or confidence.shape[0] < 2:
-        return []
-    # A curve riding ink of another style keeps a small confidence (its style's share of the run): not read.
-    read = float(np.mean(confidence[1] >= params.min_confidence))
-    if read >= params.min_support:
-        return []
-    solid = find_candidates(probs, [(style_class("solid"),)], params.max_candidates, params.min_confidence)
-    two_solid = float(np.mean(solid.valid.sum(axis=1) >= 2))
-    if two_solid < params.min_support:
-        return []
-    name = plan.calibration.curves[1].mnemonic
-    return [f"{name} (curve B, read as a broken line: the sidecar names no style) found ink in {read:.0%} of columns, "
-            f"but the map shows two solid lines in {two_solid:.0%}: if {name} is drawn solid (thick vs thin), name "
-            'each curve\'s "style" in the sidecar (docs/reading.md) and digitise again']
-

@@ -1,0 +1,47 @@
+"""One track read from its class probabilities: the plan, the path search, and the seeds' thick vs thin.
+
+`veernet digitize` and the evaluate stage read a track through `read_track`, so what is scored is
+what an operator gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.pens import read_thick_thin
+from veernet_pipeline.reading.styles import ReadingPlan, plan_reading
+
+
+@dataclass(frozen=True)
+class TrackReading:
+    """Every curve read off one track: the plan it was read by, rows and confidences.
+
+    Shape:
+        rows, confidence: (K, W), K = len(plan.classes); rows in pixels, NaN where absent.
+    """
+
+    plan: ReadingPlan
+    rows: np.ndarray
+    confidence: np.ndarray
+
+
+def read_track(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams) -> TrackReading:
+    """Read every curve the sidecar names (or the map supports) along the best paths.
+
+    Args:
+        probs: class probabilities on the style classes (`styles.as_style_probs`) or a binary map.
+        calibration: the scan's sidecar, or None for track units.
+        params: path-search knobs (params.yaml `extract:`).
+
+    Shape:
+        probs: (C, H, W), C in (2, 7).
+    """
+    plan = plan_reading(probs, calibration, params)
+    rows, confidence = trace_curves(probs, params, plan.classes)
+    again = read_thick_thin(probs, plan, confidence, params)
+    return TrackReading(plan, rows, confidence) if again is None else TrackReading(*again)
