@@ -11,7 +11,7 @@ the same seed, epochs, crops, optimiser and warmup-cosine schedule: the profile'
 the budget every loss gets: `train_multiclass.epochs` becomes the fewest whole epochs of at least
 N optimiser steps (whole epochs, so every loss sees every training log equally often); without it,
 the profile's epochs. At 240 and at 945 steps the losses did not separate; docs/loss-ablation.md gives
-the budget to run at (the `cpu` profile's 8,505 multiclass steps). Each model is then
+the budget to run at (the `cpu` profile's own 9 epochs: leave `--budget-steps` out). Each model is then
 scored by `evaluate_model` on the same held-out logs (params.yaml `evaluate:`), reading curves
 with the same `extract:` params. Models and evaluation outputs live in a temporary folder that is
 removed afterwards, or in `--work-dir` to be continued (`run`).
