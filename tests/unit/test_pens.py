@@ -9,6 +9,7 @@ from tests.maps import blank, centre, dashes, paint, run_extents
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import style_class
+from veernet_pipeline.reading.candidates import find_candidates
 from veernet_pipeline.reading.pens import pen_widths
 from veernet_pipeline.reading.track import read_track
 
@@ -74,6 +75,7 @@ def test_a_pen_is_measured_where_its_curve_runs_flat(test_settings: Settings) ->
     paint(probs, rows, SOLID, pen=2)
     low, high = run_extents(rows, pen=2)
     assert np.mean(high - low + 1) > 2.5  # every run's height, averaged: the travel counts
-    widths = pen_widths(probs, centre(rows)[None], test_settings.extract)
-    assert widths[0] == pytest.approx(2.0, abs=0.25)
-    assert np.isnan(pen_widths(probs, np.full((1, W), np.nan), test_settings.extract)[0])  # nothing read
+    extract = test_settings.extract
+    solid = find_candidates(probs, [(SOLID,)], extract.max_candidates, extract.min_confidence)
+    assert pen_widths(solid, centre(rows)[None])[0] == pytest.approx(2.0, abs=0.25)
+    assert np.isnan(pen_widths(solid, np.full((1, W), np.nan))[0])  # nothing read

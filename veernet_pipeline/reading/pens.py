@@ -23,7 +23,7 @@ import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import style_class
-from veernet_pipeline.reading.candidates import find_candidates
+from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.styles import ReadingPlan
 
@@ -38,21 +38,19 @@ MIN_WIDTH_DIFFERENCE = 0.5
 TRIM = (0.1, 0.9)
 
 
-def pen_widths(probs: np.ndarray, rows: np.ndarray, params: ExtractParams) -> np.ndarray:
+def pen_widths(cands: Candidates, rows: np.ndarray) -> np.ndarray:
     """Each curve's pen width: the mean height of the solid runs it holds alone where it runs flat.
 
     Args:
-        probs: class probabilities on the style classes.
+        cands: the runs of solid ink (`find_candidates` on `SOLID`, with the path search's knobs).
         rows: curves read (pixel rows, NaN where absent), `extract.trace_curves`.
-        params: path-search knobs; runs are found as the search finds them.
 
     Returns:
         Width per curve in px, NaN where a curve has fewer than `MIN_FLAT_COLUMNS` flat lone columns.
 
     Shape:
-        probs: (7, H, W). rows: (K, W). Returns (K,).
+        rows: (K, W). Returns (K,).
     """
-    cands = find_candidates(probs, [SOLID], params.max_candidates, params.min_confidence)
     heights = cands.bottom - cands.top + 1.0  # (W, M), NaN where a column has fewer runs
     with np.errstate(invalid="ignore"):
         inside = (cands.top[None] - 0.5 <= rows[..., None]) & (rows[..., None] <= cands.bottom[None] + 0.5)
@@ -102,7 +100,7 @@ def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray
         return None
     classes = [SOLID, SOLID, *plan.classes[2:]]
     rows, confidence = trace_curves(probs, params, classes)  # the two solid lines, the higher first
-    widths = pen_widths(probs, rows[:2], params)
+    widths = pen_widths(solid, rows[:2])
     name = plan.calibration.curves[1].mnemonic
     found = (f"{name} (curve B; the sidecar names no style, so a broken line) found broken ink in {read:.0%} of "
              f"columns, but the map shows two solid lines in {two_solid:.0%}")
