@@ -232,7 +232,8 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
     """
     per_loss = settings_per_loss(params, profile, overrides)
     settings = per_loss[LOSSES[0]]
-    default_loss = load_settings(params, profile).train_multiclass.loss.name
+    recipe = load_settings(params, profile).train_multiclass
+    default_loss = recipe.loss.name
     rows, histories, n_logs, pending = [], {}, 0, []
     with contextlib.ExitStack() as stack:
         work = work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="veernet-losses-")))
@@ -244,7 +245,8 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
                     pending.append(loss)
                     continue
             else:
-                result = loss_result(loss, loss_settings, set_dir, binary, work / loss, saved)
+                result = loss_result(loss, loss_settings, set_dir, binary, work / loss, saved,
+                                     recipe.checkpoint_every_steps)
             row, history, logs = result
             rows.append(row)
             histories[loss], n_logs = history, logs
@@ -287,6 +289,7 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
 
 
 ROW_FILE = "row.json"
+HISTORY_FILE = "history.json"  # what `train_stage` writes beside the weights: one record per epoch
 # One loss's (row, training history, logs scored).
 LossResult = tuple[dict[str, Any], list[dict[str, Any]], int]
 
@@ -327,7 +330,8 @@ def _trained_under(model: Path, train_key: str) -> bool:
     return (model / WEIGHTS_FILE).is_file() and owner.is_file() and owner.read_text().strip() == train_key
 
 
-def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, folder: Path, saved: Path) -> LossResult:
+def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, folder: Path, saved: Path,
+                cadence: int) -> LossResult:
     """(row, training history, logs scored) of one loss: reused from `saved` when its keys match, else computed.
 
     A model in `folder/model` whose training key still matches is evaluated again without training. Training
@@ -342,6 +346,10 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, fold
     if record is not None and record["keys"]["train"] == keys["train"] and _trained_under(model, keys["train"]):
         log.info("loss %s: the model in %s is current; evaluating it again", loss, model)
         train = record["train"]
+    elif (recipe := recipe_model(settings, set_dir, binary, cadence)) is not None:
+        model, train = recipe
+        log.info("loss %s: the pipeline's model %s was trained exactly so (checkpoint cadence aside); scoring it, "
+                 "not training again", loss, model)
     else:
         log.info("loss %s: training the multiclass stage from %s", loss, binary)
         claim_checkpoints(model, keys["train"])
@@ -354,6 +362,29 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, fold
     log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], train["wall_clock_s"])
     write_json_atomic(saved, {"keys": keys, "row": row, "train": train, "n_logs": int(metrics["n_logs"])})
     return row, train["history"], int(metrics["n_logs"])
+
+
+def recipe_model(settings: Settings, set_dir: Path, binary: Path, cadence: int) -> tuple[Path, dict[str, Any]] | None:
+    """(folder, training record) of the pipeline's own multiclass model, if it is what this loss would train.
+
+    The `train_multiclass` stage records its fingerprint (`_stage.json`); when that equals this loss's
+    training key with `checkpoint_every_steps` set to `cadence` (the profile's own), the stage trained the
+    same weights from the same set and binary model: how often a run saves its state changes when it can be
+    resumed, not the weights (bit-identical on CPU: `tests/unit/test_loss_parts.py`). So the profile's own
+    loss, which the cpu recipe has already trained for 1 h 35 min, is scored from that folder instead of
+    trained a second time.
+    """
+    folder = settings.path("models") / "multiclass"
+    record = recorded(folder)
+    if record is None or not (folder / WEIGHTS_FILE).is_file() or not (folder / HISTORY_FILE).is_file():
+        return None
+    as_recipe = settings.model_copy(update={"train_multiclass": settings.train_multiclass.model_copy(
+        update={"checkpoint_every_steps": cadence})})
+    if record["fingerprint"] != run_keys(as_recipe, set_dir, binary)["train"]:
+        return None
+    history = json.loads((folder / HISTORY_FILE).read_text())
+    return folder, {"wall_clock_s": record["result"]["metrics"]["train_wall_clock_s"],
+                    "final": history[-1] if history else {}, "history": history, "trained_by": str(folder)}
 
 
 RESULT_MARK = "<!-- results: benchmarks/losses.py rewrites everything below this line -->"

@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from benchmarks import losses
 from tests.conftest import make_project
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.stages.synthesize import synthesize
+from veernet_pipeline.stages.train import train_binary, train_multiclass
 from veernet_pipeline.training.losses import LOSSES
 from veernet_pipeline.training.recipes import train_stage
 
@@ -113,3 +115,40 @@ def test_only_without_a_place_for_its_rows_is_refused(project: tuple[Path, Path]
         losses.main(_args(project, tmp_path, "--only", "dice"))
     assert "--rows-dir" in capsys.readouterr().err
     assert trained == []
+
+
+def test_the_model_the_pipeline_trained_for_the_profile_loss_is_scored_not_trained_again(
+        trained: list[str], tmp_path: Path) -> None:
+    # Its own project: the pipeline's models here must not be found by the other tests' runs.
+    params = make_project(tmp_path / "project")
+    settings = load_settings(params, profile="test")
+    synthesize(settings)
+    train_binary(settings)
+    train_multiclass(settings)
+    recipe_loss, binary = settings.train_multiclass.loss.name, settings.path("models") / "binary"
+    assert settings.train_multiclass.checkpoint_every_steps != 1
+
+    def run(*more: str) -> dict:
+        return losses.main(["--params", str(params), "--profile", "test", "--binary", str(binary),
+                            "--json", str(tmp_path / "losses.json"), "--doc", str(tmp_path / "loss-ablation.md"),
+                            "--set", "evaluate.split=val", "--set", "train_multiclass.checkpoint_every_steps=1",
+                            "--work-dir", str(tmp_path / "work"), "--rows-dir", str(tmp_path / "rows"),
+                            "--only", recipe_loss, *more])
+
+    run()
+    assert trained == [], "the profile's own loss was trained again though the pipeline had trained it"
+    record = json.loads((tmp_path / "rows" / f"{recipe_loss}.json").read_text())
+    assert record["train"]["history"] == json.loads((settings.path("models") / "multiclass" / "history.json")
+                                                    .read_text())
+    # What reusing it rests on: the same training, saving its state every step, gives the same weights.
+    every_step = load_settings(params, profile="test", overrides=["train_multiclass.checkpoint_every_steps=1"])
+    train_stage(every_step, "multiclass", settings.path("synthetic") / "multiclass", tmp_path / "again",
+                init_weights=binary / "weights.pt")
+    trained.clear()
+    ours, again = (torch.load(folder / "weights.pt", weights_only=True)
+                   for folder in (settings.path("models") / "multiclass", tmp_path / "again"))
+    assert ours.keys() == again.keys() and all(torch.equal(ours[k], again[k]) for k in ours)
+
+    # Any other training param: not what the pipeline trained, so the loss is trained.
+    run("--set", "train_multiclass.lr=0.0005")
+    assert trained == [recipe_loss]
