@@ -38,6 +38,7 @@ import contextlib
 import logging
 import math
 import multiprocessing
+import signal
 from collections.abc import Iterator, Sequence
 from multiprocessing.pool import Pool
 from pathlib import Path
@@ -163,10 +164,21 @@ def readers(logs: list[dict[str, Any]], workers: int) -> Iterator[Pool | None]:
     global _FORKED_LOGS
     _FORKED_LOGS = logs
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_default_sigterm) as pool:
             yield pool
     finally:
         _FORKED_LOGS = []
+
+
+def _default_sigterm() -> None:
+    """Give a forked reader SIGTERM's default action, so the pool's `terminate()` on leaving `readers` ends it.
+
+    A forked child inherits its parent's Python-level handlers, and Dagster leaves one for SIGTERM in any
+    process that executed a run in-process (`dagster._utils.interrupts` maps it to SIGINT's; inside
+    `capture_interrupts` it only records the signal). A child busy or blocked there never dies of it, and
+    `terminate()` then waits on it for ever: a CI test worker hung so for 900 s on 2026-11-28.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def score(logs: list[dict[str, Any]], params: ExtractParams, source: str = "net", pool: Pool | None = None

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib
+import signal
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -93,3 +95,22 @@ def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
         assert all(pooled[k] == single[k] or (np.isnan(pooled[k]) and np.isnan(single[k])) for k in single)
     # Read on the line wherever inked; coverage 1, 0.75 and 0.5, so a log a worker left out would move the median.
     assert (one["median_coverage_solid"], one["median_r2_solid"]) == (0.75, 1.0)
+
+
+@pytest.mark.timeout(120)  # without the fix it waits for ever (seen: the 900 s default, as in CI)
+def test_leaving_the_readers_ends_a_busy_worker_whatever_sigterm_handler_the_parent_holds(
+        extract: ModuleType) -> None:
+    # As inside Dagster's `capture_interrupts`: SIGTERM only recorded. A forked worker that kept this handler and is
+    # busy (here asleep for 300 s) would not die of terminate()'s SIGTERM, and leaving `readers` would wait for it.
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: caught.append(signum))
+    try:
+        started = time.monotonic()
+        with extract.readers([{"id": "0"}], 2) as pool:
+            assert pool.apply(signal.getsignal, (signal.SIGTERM,)) == signal.SIG_DFL
+            pool.apply_async(time.sleep, (300,))
+            time.sleep(0.5)  # the sleep has reached a worker
+        assert time.monotonic() - started < 60, "leaving the readers waited for a busy worker"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert caught == []
