@@ -382,6 +382,8 @@ def recipe_model(settings: Settings, set_dir: Path, binary: Path, cadence: int) 
         update={"checkpoint_every_steps": cadence})})
     if record["fingerprint"] != run_keys(as_recipe, set_dir, binary)["train"]:
         return None
+    if record["data_version"] != files_version([folder / WEIGHTS_FILE]):  # weights changed since the stage wrote them
+        return None
     history = json.loads((folder / HISTORY_FILE).read_text())
     return folder, {"wall_clock_s": record["result"]["metrics"]["train_wall_clock_s"],
                     "final": history[-1] if history else {}, "history": history, "trained_by": str(folder)}

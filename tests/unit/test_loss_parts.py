@@ -128,11 +128,11 @@ def test_the_model_the_pipeline_trained_for_the_profile_loss_is_scored_not_train
     recipe_loss, binary = settings.train_multiclass.loss.name, settings.path("models") / "binary"
     assert settings.train_multiclass.checkpoint_every_steps != 1
 
-    def run(*more: str) -> dict:
+    def run(*more: str, rows: str = "rows") -> dict:
         return losses.main(["--params", str(params), "--profile", "test", "--binary", str(binary),
                             "--json", str(tmp_path / "losses.json"), "--doc", str(tmp_path / "loss-ablation.md"),
                             "--set", "evaluate.split=val", "--set", "train_multiclass.checkpoint_every_steps=1",
-                            "--work-dir", str(tmp_path / "work"), "--rows-dir", str(tmp_path / "rows"),
+                            "--work-dir", str(tmp_path / "work"), "--rows-dir", str(tmp_path / rows),
                             "--only", recipe_loss, *more])
 
     run()
@@ -152,3 +152,8 @@ def test_the_model_the_pipeline_trained_for_the_profile_loss_is_scored_not_train
     # Any other training param: not what the pipeline trained, so the loss is trained.
     run("--set", "train_multiclass.lr=0.0005")
     assert trained == [recipe_loss]
+    # Weights changed after the stage recorded them: no longer what it trained.
+    torch.save({k: v + 1 if v.is_floating_point() else v for k, v in ours.items()},
+               settings.path("models") / "multiclass" / "weights.pt")
+    run(rows="rows-after-edit")
+    assert trained == [recipe_loss, recipe_loss]
