@@ -71,9 +71,9 @@ def test_a_mixture_of_a_binary_map_is_refused(extract: ModuleType) -> None:
         extract.source_probs({"probs": binary, "mask": MASK}, "net_ink")
 
 
-def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
-    # Three one-curve logs: a solid staircase (one row down every 8 columns) inked in the first 80, 60 and 40 of its
-    # 80 columns, drawn as near-certain probabilities; one curve per log leaves the swap share undefined (NaN).
+def _staircases(extract: ModuleType) -> list[dict]:
+    """Three one-curve logs: a solid staircase (one row down every 8 columns) inked in the first 80, 60 and 40 of its
+    80 columns, drawn as near-certain probabilities; one curve per log leaves the swap share undefined (NaN)."""
     logs = []
     columns = np.arange(80)
     for start, inked in ((2, 80), (5, 60), (8, 40)):
@@ -82,6 +82,27 @@ def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
         mask[rows[:inked], columns[:inked]] = 2
         logs.append({"id": str(start), "height": 24, "mask": mask, "probs": extract.mask_probs(mask, 7),
                      "truth": ((rows + 0.5) / 24)[None], "classes": [(2,)], "styles": ["solid"]})
+    return logs
+
+
+def test_a_search_limited_to_some_knobs_tries_only_their_values(extract: ModuleType) -> None:
+    logs = _staircases(extract)
+    start = load_settings(Path(__file__).resolve().parents[2] / "params.yaml", profile="cpu").extract
+    _, trials = extract.search(logs, start, knobs=["gap_cost", "jump_px"], passes=1)
+    # The start, then every other value of the two knobs' grids (jump_px: 2, 4, 8, 32, 64 beside the start's 16;
+    # gap_cost: 1, 2, 8, 16 beside 4), each with every other knob as the start has it.
+    tried = [(t["params"]["jump_px"], t["params"]["gap_cost"]) for t in trials]
+    assert tried[0] == (16.0, 4.0) and len(tried) == 1 + 5 + 4
+    assert {jump for jump, _ in tried} == {2.0, 4.0, 8.0, 16.0, 32.0, 64.0}
+    assert {gap for _, gap in tried} == {1.0, 2.0, 4.0, 8.0, 16.0}
+    others = {k: v for k, v in start.model_dump().items() if k not in ("jump_px", "gap_cost")}
+    assert all({k: t["params"][k] for k in others} == others for t in trials)
+    with pytest.raises(ValueError, match=r"\['gap'\] are not searched"):
+        extract.search(logs, start, knobs=["gap"])
+
+
+def test_forked_workers_score_as_one_process(extract: ModuleType) -> None:
+    logs = _staircases(extract)
     params = load_settings(Path(__file__).resolve().parents[2] / "params.yaml", profile="cpu").extract
     one = extract.score(logs, params)
     with extract.readers(logs, 2) as pool:
