@@ -63,7 +63,7 @@ from veernet_pipeline.model.veernet import WEIGHTS_FILE
 from veernet_pipeline.stages.cache import files_version, fingerprint, recorded
 from veernet_pipeline.stages.train import claim_checkpoints
 from veernet_pipeline.training.losses import LOSSES
-from veernet_pipeline.training.recipes import train_stage
+from veernet_pipeline.training.recipes import HISTORY_FILE, train_stage
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +289,6 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
 
 
 ROW_FILE = "row.json"
-HISTORY_FILE = "history.json"  # what `train_stage` writes beside the weights: one record per epoch
 # One loss's (row, training history, logs scored).
 LossResult = tuple[dict[str, Any], list[dict[str, Any]], int]
 

@@ -12,7 +12,7 @@ from veernet_pipeline.model.veernet import WEIGHTS_FILE
 from veernet_pipeline.stages.cache import StageResult, files_version, run_cached, upstream
 from veernet_pipeline.tracking import store
 from veernet_pipeline.tracking.store import BINARY_MODEL, MULTICLASS_MODEL
-from veernet_pipeline.training.recipes import train_stage
+from veernet_pipeline.training.recipes import HISTORY_FILE, train_stage
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def _train(settings: Settings, stage: str, resume: bool) -> StageResult:
             history = train_stage(settings, "binary" if binary else "multiclass", set_dir, out, init_weights=init,
                                   resume=resume, on_epoch_end=store.log_epoch)
             store.log_epoch(int(history["epochs"]), {"wall_clock_s": history["wall_clock_s"]})
-            store.log_artifact(out / "history.json")
+            store.log_artifact(out / HISTORY_FILE)
             version = store.log_model(out, registered)
         final = {k: v for k, v in history["final"].items() if isinstance(v, int | float)}
         return StageResult(stage, counts={"epochs": int(history["epochs"])},

@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 Stage = Literal["binary", "multiclass"]
 OUTPUTS: dict[str, int] = {"binary": 1, "multiclass": NUM_CLASSES}
 CHECKPOINT = Path("checkpoints") / "last.pt"
+HISTORY_FILE = "history.json"  # one record per epoch, written beside the weights
 HEAD_PREFIX = "head."
 
 
@@ -285,6 +286,6 @@ def train_stage(
             on_epoch_end(epoch + 1, record)
 
     save_model(out_dir, model, settings.model, OUTPUTS[stage])
-    write_text_atomic(out_dir / "history.json", json.dumps(history, indent=2) + "\n")
+    write_text_atomic(out_dir / HISTORY_FILE, json.dumps(history, indent=2) + "\n")
     return {"weights": str(out_dir / WEIGHTS_FILE), "epochs": params.epochs, "final": history[-1] if history else {},
             "wall_clock_s": time.perf_counter() - started, "history": history}
