@@ -40,13 +40,17 @@ def log_parser(description: str, max_logs: int) -> argparse.ArgumentParser:
 
 @dataclass(frozen=True)
 class TruthLog:
-    """One synthetic log: its scan, its curves' classes and style words (`style_labels`), their truth (track units)."""
+    """One synthetic log: its scan, its curves' classes and style words (`style_labels`), their truth (track units).
+
+    `mask` is the path of its true class mask, read only by the benchmarks that need it.
+    """
 
     id: str
     image: np.ndarray
     classes: list[tuple[int, ...]]
     styles: list[str]
     truth: np.ndarray
+    mask: Path
 
 
 def truth_logs(set_dir: Path, split: str, max_logs: int) -> Iterator[TruthLog]:
@@ -57,7 +61,8 @@ def truth_logs(set_dir: Path, split: str, max_logs: int) -> Iterator[TruthLog]:
         image = decode_scan(set_dir / row.image)
         styles = [c.style for c in calibration.curves]
         yield TruthLog(row.id, image, curve_classes(styles)[:n_curves], style_labels(styles)[:n_curves],
-                       truth_tracks(set_dir / row.las, calibration, image.shape[1], n_curves, image.shape[0]))
+                       truth_tracks(set_dir / row.las, calibration, image.shape[1], n_curves, image.shape[0]),
+                       set_dir / row.mask)
 
 
 def chosen_set(args: argparse.Namespace, settings: Settings) -> Path:

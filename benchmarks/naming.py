@@ -34,7 +34,6 @@ from _logs import chosen_set, log_parser, read_logs
 from _record import machine, markdown_table, write_results
 
 from veernet_pipeline.config import load_settings
-from veernet_pipeline.evaluation.evaluate import select_logs
 from veernet_pipeline.io.classes import BROKEN_STYLES, CLASSES, style_class
 
 BAND_PX = 3
@@ -185,13 +184,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = log_parser(__doc__.splitlines()[0], max_logs=40).parse_args(argv)
     settings = load_settings(None, args.profile)
     set_dir = chosen_set(args, settings)
-    masks = {row.id: set_dir / row.mask for row in select_logs(set_dir, args.split, args.max_logs).itertuples()}
     load = os.getloadavg()
     started = time.perf_counter()
     tally, n_logs = Tally(), 0
     for log, probs in read_logs(args, settings):
         height = log.image.shape[0]
-        tally.add(tifffile.imread(masks[log.id]), probs.argmax(axis=0), log.truth * height - 0.5, log.styles)
+        tally.add(tifffile.imread(log.mask), probs.argmax(axis=0), log.truth * height - 0.5, log.styles)
         n_logs += 1
     figures = tally.figures()
     document = {"set": str(set_dir), "split": args.split, "n_logs": n_logs, "profile": args.profile,
