@@ -385,12 +385,18 @@ class GateParams(_Strict):
     min_median_r2: float | None
 
 
+class IntervalParams(_Strict):
+    level: float = Field(gt=0.0, lt=1.0)  # confidence level of the bootstrap intervals
+    resamples: int = Field(ge=100)
+
+
 class EvaluateParams(_Strict):
     split: str
     max_logs: int
     tile_width: int
     tile_overlap: int
     gate: GateParams
+    interval: IntervalParams
     # The evaluation-only set of the foreign renderer, a folder under paths.synthetic; "" = none.
     # Evaluated beside the own split when it exists; never gated on, trained or tuned on.
     foreign: str

@@ -247,7 +247,7 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"an earlier evaluation's picture")
     metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate,
-                             test_settings.extract)
+                             test_settings.extract, seed=test_settings.seed)
 
     assert metrics["n_logs"] == 2 and metrics["split"] == "test"
     assert not stale.exists()
@@ -267,6 +267,8 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     by_style = per_log.groupby("style")["r2"].median()
     expected = math.nan if by_style.isna().any() else by_style.min()
     assert metrics["median_r2"] == pytest.approx(expected, nan_ok=True)
+    assert set(metrics["interval"]) == {"level", "resamples", "median_r2", "styles"}
+    assert set(metrics["interval"]["styles"]) == set(per_log["style"])
     assert mpimg.imread(tmp_path / "eval" / "overlay.png").shape[0] in (96, 112)
     # Two logs: each is among both the best five and the worst five.
     assert sorted(p.name.split("_")[0] for p in (tmp_path / "eval" / "overlays").iterdir()) == ["best"] * 2 + [
@@ -346,4 +348,5 @@ def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Sett
     set_dir.mkdir()
     pd.DataFrame([_write_log(set_dir, "a", "train", 320, 96)]).to_parquet(set_dir / "index.parquet")
     with pytest.raises(ValueError, match="no logs in split 'test'"):
-        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate, test_settings.extract)
+        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate, test_settings.extract,
+                       seed=test_settings.seed)

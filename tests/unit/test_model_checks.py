@@ -80,9 +80,13 @@ def test_multiclass_sanity_fails_on_a_binary_model_in_its_place(project: Setting
     assert description.startswith("output (1, 1, 64, 96) for input (1, 1, 64, 96), 7 expected")
 
 
-def _record_evaluation(settings: Settings, decision: dict) -> None:
-    """Write the evaluate stage's record as `stages.cache.run_cached` does: the gate decision under result.metrics."""
-    result = StageResult("evaluate", "fingerprint", "data version", counts={"logs": 1}, metrics={"gate": decision})
+def _record_evaluation(settings: Settings, decision: dict, interval: tuple[float, float] | None = None) -> None:
+    """Write the evaluate stage's record as `stages.cache.run_cached` does: the gate decision (and the gate
+    figure's interval, when given) under result.metrics."""
+    metrics: dict = {"gate": decision}
+    if interval is not None:
+        metrics["median_r2_low"], metrics["median_r2_high"] = interval
+    result = StageResult("evaluate", "fingerprint", "data version", counts={"logs": 1}, metrics=metrics)
     folder = settings.path("evaluation")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / STAGE_FILE).write_text(json.dumps({"fingerprint": "fingerprint", "data_version": "data version",
@@ -113,6 +117,12 @@ def test_champion_gate_passes_when_promoted_and_warns_when_not(project: Settings
     passed, severity, description, metadata = run_check(champion_gate_passed, strict)
     assert not passed and severity == "WARN" and description == "median R^2 0.4000 against gate 0.5"
     assert metadata["promoted"] is False and metadata["previous_champion"] == versions[0]
+
+    # An evaluation that recorded its bootstrap interval shows it, in the text and the metadata.
+    _record_evaluation(strict, gate(strict.root, MULTICLASS_MODEL, versions[1], 0.4, threshold), (0.25, 0.55))
+    _, _, description, metadata = run_check(champion_gate_passed, strict)
+    assert description == "median R^2 0.4000 (90 % interval 0.2500 to 0.5500) against gate 0.5"
+    assert metadata["median_r2_low"] == 0.25 and metadata["median_r2_high"] == 0.55
 
 
 def _digitize(settings: Settings) -> dict[str, int]:

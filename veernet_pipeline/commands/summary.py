@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from veernet_pipeline.config import Settings, load_settings
+from veernet_pipeline.evaluation.interval import interval_text
 from veernet_pipeline.inference.archive import INDEX_FILE
 from veernet_pipeline.io.tranches import archive_dirs, run_tranches
 from veernet_pipeline.stages import recorded
@@ -46,7 +47,8 @@ def summarize(settings: Settings) -> dict[str, Any]:
         f"scans: {counts['files']} in, {counts['validated']} accepted, {counts['quarantined']} quarantined",
         *(f"  quarantined {row.path}: {row.reason_code} ({row.reason})" for row in quarantine.itertuples()),
         f"held-out logs: {evaluation['result']['counts']['logs']}; "
-        f"median R^2 {metrics['median_r2']:.4f}, median MAE {metrics['median_mae']:.4f} (track units, worst style)",
+        f"median R^2 {metrics['median_r2']:.4f}{interval_text(metrics, settings.evaluate.interval.level)}, "
+        f"median MAE {metrics['median_mae']:.4f} (track units, worst style)",
         f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
         f"(threshold {metrics['gate']['threshold'] if metrics['gate']['threshold'] is not None else 'open'})",
         f"LAS files ({len(las_files)}): {settings.path('digitized')}",
@@ -56,3 +58,4 @@ def summarize(settings: Settings) -> dict[str, Any]:
     ]
     return {"text": "\n".join(lines), "counts": counts, "median_r2": metrics["median_r2"],
             "median_mae": metrics["median_mae"], "las_files": [str(p) for p in las_files]}
+

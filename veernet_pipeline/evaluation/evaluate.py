@@ -31,8 +31,9 @@ from torch import nn
 
 from veernet_pipeline.config import EvaluateParams, ExtractParams
 from veernet_pipeline.evaluation.identity import alike_groups, best_assignment, swap_share
+from veernet_pipeline.evaluation.interval import r2_intervals
 from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
-from veernet_pipeline.evaluation.report import overlay_png, write_per_log_csv
+from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.summary import finite_stat, summarise
 from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth_band, truth_values
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
@@ -54,7 +55,7 @@ OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
 
 def evaluate_model(
     model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams, extract: ExtractParams,
-    split: str | None = None,
+    split: str | None = None, *, seed: int,
 ) -> dict[str, Any]:
     """Evaluate the model in `model_dir` on split `split` (default `params.split`) of the set `set_dir`.
 
@@ -64,10 +65,13 @@ def evaluate_model(
     log) and `overlays/{worst,best}_<rank>_<id>.png` (the five worst and five best logs by mean
     MAE; R^2 misleads on nearly flat curves) into `out_dir`.
 
+    `seed` (the params' global seed) seeds the bootstrap of `interval`.
+
     Returns:
         The `summary.summarise` figures: per curve, style, curve count, height and track feature,
-        the pooled mask scores, and the gate's figure `median_r2` (lowest per-style median R^2).
-        NaN where undefined (null in the JSON).
+        the pooled mask scores, and the gate's figure `median_r2` (lowest per-style median R^2);
+        `interval`: bootstrap intervals of each style's median R^2 and of the gate's figure
+        (`interval.r2_intervals`). NaN where undefined (null in the JSON).
     """
     split = split or params.split
     logs = select_logs(Path(set_dir), split, params.max_logs)
@@ -88,6 +92,7 @@ def evaluate_model(
         if len(ranked) > 2 * OVERLAYS_PER_END:
             del ranked[OVERLAYS_PER_END]
     metrics = summarise(records, pooled, split, len(logs))
+    metrics["interval"] = r2_intervals(pd.DataFrame(records, columns=list(PER_LOG_COLUMNS)), params.interval, seed)
     out_dir = Path(out_dir)
     write_per_log_csv(out_dir / "per_log.csv", records)
     write_json_atomic(out_dir / "metrics.json", metrics)
@@ -98,8 +103,10 @@ def evaluate_model(
         for name, chosen in (("best", best), ("worst", worst)):
             for rank, (_, log_id, image, truth_rows, pred_rows) in enumerate(chosen, start=1):
                 overlay_png(overlays / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows)
-    log.info("evaluated %d logs of %s: %s %.4f, median MAE %.4f",
-             len(logs), set_dir, metrics["gate_figure"], metrics["median_r2"], metrics["median_mae"])
+    low, high = metrics["interval"]["median_r2"]
+    log.info("evaluated %d logs of %s: %s %.4f (%.0f %% interval %.4f to %.4f), median MAE %.4f", len(logs), set_dir,
+             metrics["gate_figure"], metrics["median_r2"], 100 * params.interval.level, low, high,
+             metrics["median_mae"])
     return metrics
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from veernet_pipeline.config import Settings
+from veernet_pipeline.evaluation.interval import interval_text
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tranches import archive_dirs
 from veernet_pipeline.quality.outcome import CheckOutcome, accounting, read_table, validated_rows
@@ -43,10 +44,13 @@ def champion_gate(settings: Settings) -> CheckOutcome:
     record = recorded(settings.path("evaluation"))
     if record is None:
         return CheckOutcome(False, "no evaluation recorded")
-    decision = record["result"]["metrics"]["gate"]
+    figures = record["result"]["metrics"]
+    decision = figures["gate"]
     gate = "an open gate" if decision["threshold"] is None else f"gate {decision['threshold']}"
-    return CheckOutcome(bool(decision["promoted"]), f"median R^2 {decision['median_r2']:.4f} against {gate}",
-                        {k: v for k, v in decision.items() if v is not None})
+    interval = interval_text(figures, settings.evaluate.interval.level)
+    return CheckOutcome(bool(decision["promoted"]), f"median R^2 {decision['median_r2']:.4f}{interval} against {gate}",
+                        {k: v for k, v in decision.items() if v is not None}
+                        | {k: figures[k] for k in ("median_r2_low", "median_r2_high") if k in figures})
 
 
 def digitized_accounting(settings: Settings, tranche: str | None = None) -> CheckOutcome:

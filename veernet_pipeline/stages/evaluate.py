@@ -42,8 +42,9 @@ def foreign_set(settings: Settings) -> Path | None:
 
 
 def headline(metrics: dict[str, Any]) -> dict[str, float]:
-    """The figures a run's metadata shows: the gate's, and the medians per style and per curve."""
+    """The figures a run's metadata shows: the gate's with its bootstrap interval, the medians per style and curve."""
     figures = {key: metrics[key] for key in ("median_r2", "median_mae", "swap_share")}
+    figures["median_r2_low"], figures["median_r2_high"] = metrics["interval"]["median_r2"]
     for section in ("styles", "curves"):
         for group, stats in metrics[section].items():
             figures.update({f"{section}.{group}.{k}": stats[k] for k in ("median_r2", "median_mae")})
@@ -65,7 +66,8 @@ def evaluate(settings: Settings) -> StageResult:
         version = recorded(model_dir)["result"]["paths"]["model_version"]
         with store.stage_run(settings.root, "evaluate", params, {"profile": settings.profile,
                                                                  "model_version": version}):
-            metrics = evaluate_model(model_dir, set_dir, out, settings.evaluate, settings.extract)
+            metrics = evaluate_model(model_dir, set_dir, out, settings.evaluate, settings.extract,
+                                     seed=settings.seed)
             decision = gate(settings.root, MULTICLASS_MODEL, version, metrics["median_r2"],
                             settings.evaluate.gate.min_median_r2)
             logged = {**metrics, "gate_passed": float(decision["promoted"])}
@@ -78,7 +80,7 @@ def evaluate(settings: Settings) -> StageResult:
             if foreign is not None:
                 foreign_out = out / FOREIGN_DIR
                 foreign_metrics = evaluate_model(model_dir, foreign, foreign_out, settings.evaluate, settings.extract,
-                                                 split=FOREIGN_SPLIT)
+                                                 split=FOREIGN_SPLIT, seed=settings.seed)
                 write_comparison(foreign_out, metrics, foreign_metrics)
                 logged["foreign"] = foreign_metrics
                 shown.update(store.numeric({"foreign": headline(foreign_metrics)}))
