@@ -341,6 +341,11 @@ def test_comparison_sets_own_and_foreign_side_by_side(tmp_path: Path) -> None:
     assert solid["median MAE"]["gap"] == pytest.approx(0.035)
     assert "| solid | median R² | 0.8500 | 0.6000 | 0.2500 |" in (tmp_path / "comparison.md").read_text()
     assert json.loads((tmp_path / "comparison.json").read_text())["foreign"]["n_logs"] == 1
+    # The gate figures, each with the bootstrap interval its evaluation gave (none for the foreign set here).
+    own["interval"] = {"level": 0.9, "median_r2": [0.8, 0.9]}
+    write_comparison(tmp_path, own, foreign)
+    assert ("R^2 = 0.8500 (90 % interval 0.8000 to 0.9000); the foreign set's: 0.6000."
+            in (tmp_path / "comparison.md").read_text())
 
 
 def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Settings) -> None:

@@ -109,7 +109,8 @@ def comparison_markdown(rows: Sequence[dict[str, Any]], own: Mapping[str, Any], 
     lines = [f"# Own test split vs the foreign renderer\n\nOwn: {own['n_logs']} logs ({own['n_curves']} curves) "
              f"of split `{own['split']}`; foreign: {foreign['n_logs']} logs ({foreign['n_curves']} curves). Gap = how "
              "much worse the foreign set is read (own - foreign for R² and coverage, foreign - own for MAE and "
-             "swaps). Gate figure (own set only): " + f"{GATE_FIGURE} = {_fmt(own['median_r2'])}.\n"]
+             "swaps). Gate figure (own set only): " + f"{GATE_FIGURE} = {_gate(own)}; the foreign set's: "
+             f"{_gate(foreign)}.\n"]
     for section in SECTIONS:
         chosen = [r for r in rows if r["section"] == section]
         if not chosen:
@@ -135,6 +136,15 @@ def finite_stat(stat: Callable[[np.ndarray], Any], values: np.ndarray) -> float:
     """`stat` over the finite values, NaN when there is none."""
     finite = values[np.isfinite(values)]
     return float(stat(finite)) if finite.size else float("nan")
+
+
+def _gate(metrics: Mapping[str, Any]) -> str:
+    """The gate's figure, with its bootstrap interval when the evaluation gave one (`evaluate_model`)."""
+    interval = metrics.get("interval")
+    if interval is None:
+        return _fmt(metrics["median_r2"])
+    low, high = interval["median_r2"]
+    return f"{_fmt(metrics['median_r2'])} ({100 * interval['level']:.0f} % interval {_fmt(low)} to {_fmt(high)})"
 
 
 def _fmt(value: float) -> str:
