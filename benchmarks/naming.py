@@ -1,4 +1,4 @@
-"""Where the net names a broken curve's ink wrong: near other curves, on steep stretches, and over what lengths.
+"""Where the net names a broken curve's ink wrong: near other curves, on steep stretches, by dash length, and how long.
 
     python benchmarks/naming.py [SET_DIR] [--split val] [--max-logs 40] [--profile cpu] [--out DIR]
 
@@ -13,6 +13,11 @@ every curve of a broken style (dashed, dotted, dash-dot, long-dash), reported pe
 - the share of its ink the net names right, and the two commonest wrong names, by distance
   (rows) from its true row to the nearest other curve's in the same column, and by slope (rows
   per column over 2 x `SLOPE_SPAN` columns);
+- the same share by the curve's dash length: the 90th percentile of the column extents of its
+  ink's pieces (8-connected), so pieces cut short by crossings, other ink or steep stretches
+  fall below it and a whole dash on a flat stretch sets it. A net that names a style by the
+  absolute length of its dashes names short long-dashes (a renderer we do not share draws
+  20-48 px; the generator 30-90) worse;
 - how long the misnamed stretches run: a column of ink is misnamed when fewer than half its
   pixels carry the curve's class, and misnamed columns in a row (columns without the curve's ink
   neither break nor extend a run) make one stretch; the share of the curve's ink columns in
@@ -32,6 +37,7 @@ import numpy as np
 import tifffile
 from _logs import chosen_set, log_parser, read_logs
 from _record import machine, markdown_table, write_results
+from scipy import ndimage
 
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.io.classes import BROKEN_STYLES, CLASSES, style_class
@@ -41,15 +47,16 @@ SLOPE_SPAN = 4
 DISTANCE_BINS = (0.0, 4.0, 10.0, 20.0, 50.0, np.inf)  # rows to the nearest other curve
 SLOPE_BINS = (0.0, 0.5, 2.0, 5.0, np.inf)  # rows per column
 RUN_BINS = (1, 10, 50, 200, 1000, np.inf)  # columns
+DASH_BINS = (0.0, 10.0, 20.0, 35.0, 60.0, np.inf)  # a curve's dash length, columns
+DASH_PERCENTILE = 90
 
 
-def ink_names(mask: np.ndarray, names: np.ndarray, row: np.ndarray, cls: int) -> np.ndarray:
-    """Per column, how many of a curve's ink pixels the net gives each class.
+def curve_ink(mask: np.ndarray, row: np.ndarray, cls: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of a curve's ink: the true mask's pixels of `cls` within `BAND_PX` rows of its row.
 
     Shape:
-        mask, names: (H, W) classes (the truth, the net's most likely). row: (W,) the curve's true
-        row, NaN where it is not drawn. Returns (W, C) counts, C = len(CLASSES); a row's sum is the
-        column's ink pixels, its entry `cls` the ones named right.
+        mask: (H, W) classes. row: (W,) the curve's true row, NaN where it is not drawn. Returns two
+        (N,) index arrays.
     """
     height, width = mask.shape
     drawn = np.isfinite(row)
@@ -57,9 +64,36 @@ def ink_names(mask: np.ndarray, names: np.ndarray, row: np.ndarray, cls: int) ->
     cols = np.broadcast_to(np.arange(width), rows.shape)
     clipped = np.clip(rows, 0, height - 1)
     ink = drawn[None, :] & (rows >= 0) & (rows < height) & (mask[clipped, cols] == cls)
-    counts = np.zeros((width, len(CLASSES)), np.int64)
-    np.add.at(counts, (cols[ink], names[clipped, cols][ink].astype(np.int64)), 1)
+    return clipped[ink], cols[ink]
+
+
+def ink_names(mask: np.ndarray, names: np.ndarray, row: np.ndarray, cls: int) -> np.ndarray:
+    """Per column, how many of a curve's ink pixels (`curve_ink`) the net gives each class.
+
+    Shape:
+        mask, names: (H, W) classes (the truth, the net's most likely). row: (W,) the curve's true
+        row, NaN where it is not drawn. Returns (W, C) counts, C = len(CLASSES); a row's sum is the
+        column's ink pixels, its entry `cls` the ones named right.
+    """
+    rows, cols = curve_ink(mask, row, cls)
+    counts = np.zeros((mask.shape[1], len(CLASSES)), np.int64)
+    np.add.at(counts, (cols, names[rows, cols].astype(np.int64)), 1)
     return counts
+
+
+def dash_length(mask: np.ndarray, row: np.ndarray, cls: int) -> float:
+    """The curve's dash length in columns: the `DASH_PERCENTILE`th percentile of its ink pieces' column extents.
+
+    NaN when the curve has no ink. Shape: mask (H, W); row (W,) as `curve_ink`.
+    """
+    rows, cols = curve_ink(mask, row, cls)
+    if rows.size == 0:
+        return float("nan")
+    ink = np.zeros(mask.shape, bool)
+    ink[rows, cols] = True
+    labels, _ = ndimage.label(ink, structure=np.ones((3, 3)))
+    extents = [piece[1].stop - piece[1].start for piece in ndimage.find_objects(labels)]
+    return float(np.percentile(extents, DASH_PERCENTILE))
 
 
 def misnamed_runs(counts: np.ndarray, cls: int) -> list[int]:
@@ -107,6 +141,7 @@ class Tally:
     def __init__(self) -> None:
         self.by_distance = {s: np.zeros((len(DISTANCE_BINS) - 1, len(CLASSES)), np.int64) for s in BROKEN_STYLES}
         self.by_slope = {s: np.zeros((len(SLOPE_BINS) - 1, len(CLASSES)), np.int64) for s in BROKEN_STYLES}
+        self.by_dash = {s: np.zeros((len(DASH_BINS) - 1, len(CLASSES)), np.int64) for s in BROKEN_STYLES}
         self.runs: dict[str, list[int]] = {s: [] for s in BROKEN_STYLES}
         self.ink_columns = dict.fromkeys(BROKEN_STYLES, 0)
 
@@ -119,6 +154,9 @@ class Tally:
             counts = ink_names(mask, names, rows[k], cls)
             self.runs[style] += misnamed_runs(counts, cls)
             self.ink_columns[style] += int((counts.sum(axis=1) > 0).sum())
+            dash = dash_length(mask, rows[k], cls)
+            if np.isfinite(dash):
+                self.by_dash[style][np.digitize(dash, DASH_BINS[1:-1])] += counts.sum(axis=0)
             for table, values, bins in ((self.by_distance, nearest_other(rows, k), DISTANCE_BINS),
                                         (self.by_slope, slope(rows[k]), SLOPE_BINS)):
                 known = ~np.isnan(values)
@@ -131,7 +169,8 @@ class Tally:
             cls = style_class(style)
             tables = {}
             for name, table, bins in (("distance", self.by_distance[style], DISTANCE_BINS),
-                                      ("slope", self.by_slope[style], SLOPE_BINS)):
+                                      ("slope", self.by_slope[style], SLOPE_BINS),
+                                      ("dash", self.by_dash[style], DASH_BINS)):
                 tables[name] = [_bin(counts, cls, *edges) for counts, edges in zip(table, _edges(bins), strict=True)]
             runs = np.array(self.runs[style], dtype=np.int64)
             total = max(1, self.ink_columns[style])
@@ -161,11 +200,12 @@ def _cell(entry: dict[str, Any]) -> str:
 
 
 def markdown(figures: dict[str, Any], n_logs: int, split: str) -> str:
-    """The three tables: by distance, by slope, misnamed stretches."""
+    """The four tables: by distance, by slope, by dash length, misnamed stretches."""
     text = (f"{n_logs} logs of split `{split}`. A cell: the share of the style's ink pixels the net names right "
             f"(two commonest wrong names and their shares).\n\n")
     for name, bins, unit in (("distance", DISTANCE_BINS, "rows to the nearest other curve"),
-                             ("slope", SLOPE_BINS, "rows per column")):
+                             ("slope", SLOPE_BINS, "rows per column"),
+                             ("dash", DASH_BINS, "the curve's dash length, columns")):
         header = ["style", *[f"{low:g}-{high:g}" for low, high in _edges(bins)]]
         rows = [[style, *[_cell(e) for e in figures[style][name]]] for style in BROKEN_STYLES]
         text += f"### By {name} ({unit})\n\n" + markdown_table(header, rows, set()) + "\n"
@@ -193,7 +233,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         n_logs += 1
     figures = tally.figures()
     document = {"set": str(set_dir), "split": args.split, "n_logs": n_logs, "profile": args.profile,
-                "band_px": BAND_PX, "slope_span": SLOPE_SPAN, "seconds": time.perf_counter() - started,
+                "band_px": BAND_PX, "slope_span": SLOPE_SPAN, "dash_percentile": DASH_PERCENTILE,
+                "seconds": time.perf_counter() - started,
                 "machine": machine(load), "styles": figures}
     write_results(args.out, "naming", document, "Where the net names broken ink wrong",
                   markdown(figures, n_logs, args.split))

@@ -83,3 +83,38 @@ def test_tally_bins_by_distance_and_finds_the_misnamed_stretch(naming: ModuleTyp
     # One stretch of 10 misnamed columns out of 20 ink columns: half the ink in the 10-50 bin.
     assert [e["share"] for e in figures["runs"]] == [0.0, 0.5, 0.0, 0.0, 0.0]
     assert tally.figures()["dotted"]["ink_columns"] == 0
+
+
+def test_dash_length_is_a_whole_dash_not_the_pieces_crossings_cut(naming: ModuleType) -> None:
+    # A long-dash curve on row 5: dashes of 30 columns with gaps of 8 (columns 0-29, 38-67, 76-105), and a
+    # crossing curve that takes 3 pixels of each of the first two dashes (classes are one per pixel), cutting
+    # them into pieces of 12 and 15, and 5 and 22. Pieces: 12, 15, 5, 22, 30: the 90th percentile is
+    # 22 + 0.6 * (30 - 22) = 26.8 (numpy's linear rule at rank 0.9 * 4 = 3.6).
+    mask = np.zeros((12, 110), np.uint8)
+    for start in (0, 38, 76):
+        mask[5, start:start + 30] = LONG_DASH
+    mask[5, 12:15] = SOLID
+    mask[5, 43:46] = SOLID
+    assert naming.dash_length(mask, np.full(110, 5.0), LONG_DASH) == pytest.approx(26.8)
+    # A dash on a slope is one piece (8-connected) over the columns it spans.
+    slope = np.zeros((40, 20), np.uint8)
+    slope[np.arange(20), np.arange(20)] = DASHED
+    assert naming.dash_length(slope, np.arange(20, dtype=float), DASHED) == 20.0
+    assert np.isnan(naming.dash_length(np.zeros((5, 5), np.uint8), np.full(5, 2.0), DASHED))
+
+
+def test_tally_bins_ink_by_its_curve_s_dash_length(naming: ModuleType) -> None:
+    # Two long-dash curves: dashes of 15 columns (bin 10-20), named dashed; of 40 (bin 35-60), named right.
+    mask = np.zeros((60, 200), np.uint8)
+    for start in range(0, 200, 20):
+        mask[10, start:start + 15] = LONG_DASH
+    for start in range(0, 200, 50):
+        mask[50, start:start + 40] = LONG_DASH
+    names = mask.copy()
+    names[10][names[10] == LONG_DASH] = DASHED
+    tally = naming.Tally()
+    tally.add(mask, names, np.array([np.full(200, 10.0), np.full(200, 50.0)]), ["long_dash", "long_dash"])
+    by_dash = tally.figures()["long_dash"]["dash"]
+    assert [e["pixels"] for e in by_dash] == [0, 150, 0, 160, 0]
+    assert (by_dash[1]["right"], by_dash[1]["wrong"]) == (0.0, {"dashed": 1.0})
+    assert by_dash[3]["right"] == 1.0
