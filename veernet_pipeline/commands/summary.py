@@ -58,4 +58,3 @@ def summarize(settings: Settings) -> dict[str, Any]:
     ]
     return {"text": "\n".join(lines), "counts": counts, "median_r2": metrics["median_r2"],
             "median_mae": metrics["median_mae"], "las_files": [str(p) for p in las_files]}
-

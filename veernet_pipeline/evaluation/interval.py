@@ -9,8 +9,9 @@ lowest of the resampled per-style medians gives the gate figure's interval.
 
 Curves are the resampled unit, not logs: a track's curves mostly differ in style (a log adds at
 most a curve or two to any one style), so within a style they are nearly independent draws.
-The percentile method rather than BCa: BCa's jackknife of a median over a few curves is
-degenerate (scipy warns and returns NaN when leaving one out never changes the median).
+The percentile method rather than BCa: BCa returns NaN where its jackknife is degenerate (a style
+whose curves read alike), and scipy warns that it is known to fail for a minimum, which the gate's
+figure is (both seen with scipy 1.17).
 
 A style with a single finite R^2 has no spread to resample: its own interval is NaN, and in the
 gate figure's statistic it is that one value in every resample (what resampling it would give).
