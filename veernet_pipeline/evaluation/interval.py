@@ -1,7 +1,7 @@
 """How far the gate's figure could move by chance: bootstrap intervals of the per-style median R^2.
 
-Forty test logs hold 10-30 curves of each style, so a style's median R^2 rests on a handful of
-curves, and two trainings of one recipe have moved it by up to 0.09 (docs/accuracy.md). The
+Forty test logs hold 16-42 curves of each style, so a style's median R^2 rests on a few dozen
+curves at most, and two trainings of one recipe have moved it by up to 0.09 (docs/accuracy.md). The
 interval says how much of a difference between two evaluations is the sample's: each style's
 curves are resampled with replacement (`scipy.stats.bootstrap`, percentile method), every style
 on its own (a stratified bootstrap: the styles are the groups the figure is taken over), and the
