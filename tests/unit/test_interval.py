@@ -78,10 +78,11 @@ def test_same_seed_same_interval() -> None:
 def test_summary_line_shows_the_interval_the_run_recorded_and_none_when_it_is_undefined() -> None:
     # The stage records `store.numeric(headline(metrics))`: NaN is dropped there, so an undefined interval
     # (a style never read) must leave the summary line without one rather than fail.
-    def recorded(interval: list[float]) -> dict[str, float]:
+    def recorded(interval: list[float]) -> str:
         metrics = {"median_r2": 0.657, "median_mae": 0.02, "swap_share": 0.1, "styles": {}, "curves": {},
                    "interval": {"median_r2": interval}}
-        return store.numeric(headline(metrics))
+        figures = store.numeric(headline(metrics))
+        return interval_text(figures.get("median_r2_low"), figures.get("median_r2_high"), 0.9)
 
-    assert interval_text(recorded([0.4412, 0.8013]), 0.9) == " (90 % interval 0.4412 to 0.8013)"
-    assert interval_text(recorded([math.nan, math.nan]), 0.9) == ""
+    assert recorded([0.4412, 0.8013]) == " (90 % interval 0.4412 to 0.8013)"
+    assert recorded([math.nan, math.nan]) == ""

@@ -42,12 +42,14 @@ def summarize(settings: Settings) -> dict[str, Any]:
     digitized = pd.concat([pd.read_parquet(d.index / INDEX_FILE) for d in runs], ignore_index=True)
     quarantine = pd.concat([pd.read_parquet(d.validated / "quarantine.parquet") for d in runs], ignore_index=True)
     las_files = sorted(Path(p) for p in digitized.loc[digitized["status"] != "failed", "las"])
+    level = settings.evaluate.interval.level
+    interval = interval_text(metrics.get("median_r2_low"), metrics.get("median_r2_high"), level)
     lines = [
         f"profile: {settings.profile}",
         f"scans: {counts['files']} in, {counts['validated']} accepted, {counts['quarantined']} quarantined",
         *(f"  quarantined {row.path}: {row.reason_code} ({row.reason})" for row in quarantine.itertuples()),
         f"held-out logs: {evaluation['result']['counts']['logs']}; "
-        f"median R^2 {metrics['median_r2']:.4f}{interval_text(metrics, settings.evaluate.interval.level)}, "
+        f"median R^2 {metrics['median_r2']:.4f}{interval}, "
         f"median MAE {metrics['median_mae']:.4f} (track units, worst style)",
         f"champion gate: {'passed' if metrics['gate']['promoted'] else 'not passed'} "
         f"(threshold {metrics['gate']['threshold'] if metrics['gate']['threshold'] is not None else 'open'})",

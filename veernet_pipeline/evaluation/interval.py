@@ -19,7 +19,6 @@ gate figure's statistic it is that one value in every resample (what resampling 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -56,9 +55,9 @@ def r2_intervals(frame: pd.DataFrame, params: IntervalParams, seed: int) -> dict
         fewer than two finite R^2).
     """
     finite = frame[np.isfinite(frame["r2"].to_numpy(dtype=np.float64))]
+    read = {style: r2.to_numpy(dtype=np.float64) for style, r2 in finite.groupby(finite["style"].astype(str))["r2"]}
     styles = sorted(frame["style"].astype(str).unique())
-    samples = {style: finite.loc[finite["style"].astype(str) == style, "r2"].to_numpy(dtype=np.float64)
-               for style in styles}
+    samples = {style: read.get(style, np.empty(0)) for style in styles}  # a style never read: no finite R^2
     nan = (float("nan"), float("nan"))
     per_style = {style: list(_interval([values], params, seed) if values.size >= 2 else nan)
                  for style, values in samples.items()}
@@ -77,9 +76,9 @@ def r2_intervals(frame: pd.DataFrame, params: IntervalParams, seed: int) -> dict
     return {"level": params.level, "resamples": params.resamples, "median_r2": list(gate), "styles": per_style}
 
 
-def interval_text(figures: Mapping[str, Any], level: float) -> str:
-    """The gate figure's interval as text to follow the figure, from a stage record's figures (`median_r2_low`,
-    `median_r2_high`); empty where there is none (the record drops NaN, which a style never read gives)."""
-    if "median_r2_low" not in figures or "median_r2_high" not in figures:
+def interval_text(low: float | None, high: float | None, level: float) -> str:
+    """An interval as text to follow its figure, e.g. " (90 % interval 0.4412 to 0.8013)"; empty where either
+    end is missing or NaN (a style never read leaves the gate figure's undefined, and the stage record drops NaN)."""
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
         return ""
-    return f" ({100 * level:.0f} % interval {figures['median_r2_low']:.4f} to {figures['median_r2_high']:.4f})"
+    return f" ({100 * level:.0f} % interval {low:.4f} to {high:.4f})"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veernet_pipeline.evaluation.interval import interval_text
 from veernet_pipeline.evaluation.metrics import MaskScores
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
@@ -143,8 +144,7 @@ def _gate(metrics: Mapping[str, Any]) -> str:
     interval = metrics.get("interval")
     if interval is None:
         return _fmt(metrics["median_r2"])
-    low, high = interval["median_r2"]
-    return f"{_fmt(metrics['median_r2'])} ({100 * interval['level']:.0f} % interval {_fmt(low)} to {_fmt(high)})"
+    return _fmt(metrics["median_r2"]) + interval_text(*interval["median_r2"], interval["level"])
 
 
 def _fmt(value: float) -> str:

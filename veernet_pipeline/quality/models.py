@@ -47,7 +47,8 @@ def champion_gate(settings: Settings) -> CheckOutcome:
     figures = record["result"]["metrics"]
     decision = figures["gate"]
     gate = "an open gate" if decision["threshold"] is None else f"gate {decision['threshold']}"
-    interval = interval_text(figures, settings.evaluate.interval.level)
+    level = settings.evaluate.interval.level
+    interval = interval_text(figures.get("median_r2_low"), figures.get("median_r2_high"), level)
     return CheckOutcome(bool(decision["promoted"]), f"median R^2 {decision['median_r2']:.4f}{interval} against {gate}",
                         {k: v for k, v in decision.items() if v is not None}
                         | {k: figures[k] for k in ("median_r2_low", "median_r2_high") if k in figures})
