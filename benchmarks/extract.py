@@ -77,7 +77,6 @@ GRID: dict[str, list[float]] = {
     "crossing_cost": [0.0, 1.0, 2.0, 4.0],
     "min_confidence": [0.2, 0.3, 0.5],
     "max_candidates": [4, 6, 8],
-    "legend_prior": [0.0, 0.5, 1.0],
 }
 PASSES = 2
 # What the curves are read from: the net, the true masks (the ceiling), and two mixtures (`source_probs`).

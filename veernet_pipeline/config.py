@@ -376,9 +376,6 @@ class ExtractParams(_Strict):
     height_weight: float = Field(default=0.0, ge=0.0)
     max_gap: int
     mirror: bool
-    # Share of the probability on styles the sidecar does not name given back to the track's own classes
-    # (reading.candidates.legend_prior): 0 = the net's probabilities as they are, 1 = conditioned on the legend.
-    legend_prior: float = Field(default=0.0, ge=0.0, le=1.0)
     min_support: float = Field(gt=0.0, le=1.0)  # without a sidecar: share of columns a curve must show in
 
 

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veernet_pipeline.io.classes import BACKGROUND, NUM_CLASSES, OTHER_INK
-
 EPS = 1e-6
 
 
@@ -46,40 +44,6 @@ class Candidates:
     def valid(self) -> np.ndarray:
         """Where a candidate exists. Shape: (W, M) bool."""
         return np.isfinite(self.top)
-
-
-def legend_prior(probs: np.ndarray, classes: Sequence[Sequence[int]], weight: float) -> np.ndarray:
-    """Probabilities with the track's legend as a prior: styles no requested curve is drawn in get none.
-
-    The sidecar names the style of every curve on the track, so a style it does not name is not
-    there, yet the net may still put probability on it: on the foreign scans it calls 0.73 of the
-    long-dash ink of dashes 10-20 columns long dashed (docs/accuracy.md), and where the track
-    has no dashed curve that ink then counts as no curve's at all. Conditioning on the legend moves
-    the absent styles' probability m to the classes that remain (background, other ink and the
-    requested styles) in proportion: p(c | the legend) = p(c) / (1 - m). `weight` blends it in,
-    p(c) (1 + weight m / (1 - m)): 0 leaves the net's probabilities, 1 is the full posterior. The
-    posterior keeps the proportions of what remains, so ink the net is sure is an absent style goes
-    mostly to background wherever background holds most of the rest.
-
-    Args:
-        probs: class probabilities on the style classes (channel 0 background, 1 other ink); a map
-            with other channels (a binary one) is returned as it is.
-        classes: per requested curve, the channels that are evidence of its ink.
-        weight: 0 to 1.
-
-    Shape:
-        probs: (C, H, W). Returns (C, H, W) float32, the absent styles' channels 0.
-    """
-    allowed = {BACKGROUND, OTHER_INK} | {c for curve in classes for c in curve}
-    absent = [c for c in range(probs.shape[0]) if c not in allowed]
-    if weight == 0.0 or probs.shape[0] != NUM_CLASSES or not absent:
-        return probs
-    mass = np.sum([probs[c] for c in absent], axis=0, dtype=np.float32)
-    # p(c) <= 1 - m, so the product stays <= 1 - m + weight m even where the clip bites.
-    factor = 1.0 + weight * mass / np.maximum(1.0 - mass, EPS)
-    out = np.asarray(probs, dtype=np.float32) * factor[None]
-    out[absent] = 0.0
-    return out
 
 
 def find_candidates(

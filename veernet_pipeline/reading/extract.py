@@ -34,7 +34,7 @@ import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
-from veernet_pipeline.reading.candidates import Candidates, find_candidates, legend_prior
+from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
 from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE, height_emission, typical_heights
@@ -87,7 +87,6 @@ def trace_curves(
     confidence = np.zeros((len(classes), width))
     if not classes:
         return out_rows, confidence
-    probs = legend_prior(probs, classes, params.legend_prior)
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
     # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
