@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import signal
 import sys
+import time
 
 
 def heavy_modules() -> list[str]:
@@ -14,3 +17,37 @@ def heavy_modules() -> list[str]:
 def address_space_limit() -> int:
     """This process's soft RLIMIT_AS, bytes."""
     return resource.getrlimit(resource.RLIMIT_AS)[0]
+
+
+def fields(n: int, sleep_s: float = 0.0) -> dict[str, int]:
+    """A task's manifest fields, after `sleep_s` seconds of work."""
+    time.sleep(sleep_s)
+    return {"n": n}
+
+
+def returns(n: int) -> dict[str, object]:
+    """Fields holding `n`, or for a negative `n` an object the parent cannot unpickle."""
+    return {"value": n if n >= 0 else FailsToArrive()}
+
+
+def _kill_this_process() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _refuse() -> None:
+    raise TypeError("this object cannot be unpickled")
+
+
+class DiesOnArrival:
+    """An argument that SIGKILLs the worker unpickling it: a worker lost after taking its task, before pebble
+    records the task as running (the window a codec crash or the OOM killer hits only under load)."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return _kill_this_process, ()
+
+
+class FailsToArrive:
+    """A result that pickles in the worker and cannot be unpickled in the parent: pebble then breaks the pool."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return _refuse, ()

@@ -4,10 +4,18 @@ Built on pebble's `ProcessPool` rather than `concurrent.futures.ProcessPoolExecu
 hand-written supervisor: when a worker dies (a codec segfault, the memory cap, the OOM killer),
 pebble fails only the task it was running (`ProcessExpired`) and starts a new worker, where the
 standard pool marks the whole pool broken and fails every pending task; and pebble enforces a
-per-task timeout by terminating the worker, which the standard pool cannot do at all. A supervisor
-of our own would re-implement exactly that. Measured on this machine (2 cores, spawned workers,
-`benchmarks/ingest.py`): pebble's overhead is about 0.1 ms per task, against a header step of
-about 1 ms.
+per-task timeout by terminating the worker, which the standard pool cannot do at all. Measured on
+this machine (2 cores, spawned workers, `benchmarks/ingest.py`): pebble's overhead is about 0.1 ms
+per task, against a header step of about 1 ms.
+
+pebble has two holes, both when a worker dies between taking a task and pebble's record of it
+starting (seen under load: a worker killed in that window). With no other task on record as
+running, pebble declares the whole pool broken ("All workers expired") and fails every task it
+holds; with another one running, the dead worker's task is never settled at all. `run_each`
+closes both: it keeps at most `WINDOW_PER_WORKER` tasks per worker in the pool, treats a broken
+pool or a pool that settles nothing for `timeout_s + grace_s` as lost, starts a fresh pool, and
+runs the tasks that were in the lost one again one at a time, so a file that kills its worker
+again is the only one charged with it and the rest of the batch goes on.
 
 Workers are spawned, not forked: a fork would inherit whatever the parent has loaded (torch in
 the Dagster process) and count it against the worker's memory cap. Each starts with
@@ -25,12 +33,16 @@ import logging
 import multiprocessing
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, as_completed
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from queue import Empty, SimpleQueue
 from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
+from tqdm import tqdm
 
 from veernet_pipeline.io.scan_errors import DECODE_CRASHED, DECODE_TIMEOUT, INGEST_ERROR
 from veernet_pipeline.io.scanfile import init_worker
@@ -39,6 +51,17 @@ from veernet_pipeline.progress import progress
 logger = logging.getLogger(__name__)
 
 Job = tuple[str, tuple[Any, ...]]  # (the file's relative path, the task's arguments)
+Outcomes = dict[str, dict[str, Any]]  # relative path -> manifest fields
+
+# Tasks in the pool per worker: enough that a worker never waits for its next task, few enough that a lost
+# pool costs at most a few hundred single reruns. Measured (benchmarks/ingest.py, 2 workers, header step):
+# 4 a worker cut the rate from 5,614 to 3,836-4,014 files/s; 64 gives 5,236-5,453.
+WINDOW_PER_WORKER = 64
+# How long past `timeout_s` a pool may settle nothing before it counts as lost: pebble's own timeout
+# fires at `timeout_s`, and a replacement worker must spawn and import its codecs (seconds under load).
+GRACE_S = 60.0
+# pebble's message when a worker dies with no task on record as running.
+_ALL_EXPIRED = "All workers expired"
 
 
 def worker_count(workers: int, jobs: int) -> int:
@@ -47,16 +70,41 @@ def worker_count(workers: int, jobs: int) -> int:
     return max(1, min(wanted, jobs))
 
 
+class WorkerPool:
+    """A pebble `ProcessPool` of spawned, memory-capped workers that can be replaced by a fresh one when lost."""
+
+    def __init__(self, workers: int, memory_mb: int) -> None:
+        self.workers, self.memory_mb = workers, memory_mb
+        self.renewals = 0
+        self._pool = self._start()
+
+    def _start(self) -> ProcessPool:
+        return ProcessPool(max_workers=self.workers, initializer=init_worker, initargs=(self.memory_mb,),
+                           context=multiprocessing.get_context("spawn"))
+
+    def schedule(self, task: Callable[..., Any], args: tuple[Any, ...] = (), timeout: float | None = None) -> Future:
+        """`task(*args)` in a worker, stopped after `timeout` seconds of running."""
+        return self._pool.schedule(task, args=args, timeout=timeout)
+
+    def renew(self) -> None:
+        """Stop this pool (its threads joined, so every future it will ever settle is settled) and start a fresh one."""
+        self.close()
+        self._pool = self._start()
+        self.renewals += 1
+
+    def close(self) -> None:
+        self._pool.stop()
+        self._pool.join()
+
+
 @contextmanager
-def worker_pool(workers: int, memory_mb: int) -> Iterator[ProcessPool]:
+def worker_pool(workers: int, memory_mb: int) -> Iterator[WorkerPool]:
     """A pool of `workers` spawned processes, each capped at `memory_mb` of address space (0 = uncapped)."""
-    pool = ProcessPool(max_workers=workers, initializer=init_worker, initargs=(memory_mb,),
-                       context=multiprocessing.get_context("spawn"))
+    pool = WorkerPool(workers, memory_mb)
     try:
         yield pool
     finally:
-        pool.stop()
-        pool.join()
+        pool.close()
 
 
 def _death(exc: ProcessExpired) -> str:
@@ -69,25 +117,80 @@ def _death(exc: ProcessExpired) -> str:
     return f"exit code {code}"
 
 
+def _error(code: str, rel: str, message: str) -> dict[str, Any]:
+    return {"error_code": code, "error_message": f"{rel}: {message}"}
+
+
 def _outcome(future: Future, rel: str, step: str, timeout_s: float) -> dict[str, Any]:
     """The task's fields, or the error columns for a worker that timed out, died or failed outside the task."""
     try:
         return future.result()
     except TimeoutError:
-        code, message = DECODE_TIMEOUT, (f"{step} took longer than {timeout_s:g} s (ingest.timeout_s); the worker "
-                                         "was stopped. Re-export the scan, or raise the limit if it is merely large")
+        return _error(DECODE_TIMEOUT, rel, f"{step} took longer than {timeout_s:g} s (ingest.timeout_s); the worker "
+                      "was stopped. Re-export the scan, or raise the limit if it is merely large")
     except ProcessExpired as exc:
-        code, message = DECODE_CRASHED, (f"the worker process died during the {step} ({_death(exc)}): a codec crash "
-                                         "on this file, or the memory limit or the OOM killer. Re-export the scan")
+        return _error(DECODE_CRASHED, rel, f"the worker process died during the {step} ({_death(exc)}): a codec crash "
+                      "on this file, or the memory limit or the OOM killer. Re-export the scan")
     except Exception as exc:  # noqa: BLE001 - a fault of ingest on one file still must not stop the batch
         logger.exception("%s: %s failed outside the file's own checks", rel, step)
-        code, message = INGEST_ERROR, (f"ingest failed on it during the {step} ({type(exc).__name__}: {exc}); "
-                                       "this is a fault of the pipeline, not of the file: report it")
-    return {"error_code": code, "error_message": f"{rel}: {message}"}
+        return _error(INGEST_ERROR, rel, f"ingest failed on it during the {step} ({type(exc).__name__}: {exc}); "
+                      "this is a fault of the pipeline, not of the file: report it")
 
 
-def run_each(pool: ProcessPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
-             step: str) -> dict[str, dict[str, Any]]:
+def _lost_alone(rel: str, step: str, reason: str) -> dict[str, Any]:
+    """The error columns of a file that, run alone in a fresh pool, lost that pool too."""
+    if reason == _ALL_EXPIRED or reason.startswith("no task settled"):
+        return _error(DECODE_CRASHED, rel, f"the worker process died during the {step} before it could report, with "
+                      f"only this file in the pool ({reason}): a codec crash on this file, or the memory limit or "
+                      "the OOM killer. Re-export the scan")
+    return _error(INGEST_ERROR, rel, f"the worker pool broke during the {step} with only this file in it ({reason}); "
+                  "this is a fault of the pipeline, not of the file: report it")
+
+
+def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
+                step: str, window: int, grace_s: float, results: Outcomes, bar: tqdm) -> list[tuple[Job, str]]:
+    """Run `jobs` with at most `window` in the pool, settling each into `results`; a lost pool is replaced.
+
+    Returns:
+        The jobs that were in a lost pool and have no outcome, each with why the pool was lost.
+    """
+    queue, running = deque(jobs), {}
+    settled: SimpleQueue[Future] = SimpleQueue()  # fed by the futures' callbacks: O(1) a task; `wait` is O(window)
+    unsettled: list[tuple[Job, str]] = []
+    while queue or running:
+        while queue and len(running) < window:
+            rel, args = queue.popleft()
+            future = pool.schedule(task, args, timeout_s)
+            running[future] = (rel, args)
+            future.add_done_callback(settled.put)
+        try:
+            done = [settled.get(timeout=timeout_s + grace_s)]
+        except Empty:
+            done = []
+        while not settled.empty():
+            done.append(settled.get())
+        lost = "" if done else f"no task settled in {timeout_s + grace_s:g} s"
+        for future in done:
+            if isinstance(future.exception(), BrokenProcessPool):
+                lost = str(future.exception()) or "BrokenProcessPool"
+        if lost:
+            logger.warning("ingest %s: the worker pool was lost (%s) with %d files in it; starting a fresh one",
+                           step, lost, len(running))
+            pool.renew()
+            settled = SimpleQueue()  # the lost pool's futures are all handled below
+            done = list(running)
+        for future in done:
+            job = running.pop(future)
+            if future.done() and not future.cancelled() and not isinstance(future.exception(), BrokenProcessPool):
+                results[job[0]] = _outcome(future, job[0], step, timeout_s)
+                bar.update()
+            else:
+                unsettled.append((job, lost))
+    return unsettled
+
+
+def run_each(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
+             step: str, grace_s: float = GRACE_S) -> Outcomes:
     """Run `task(*args)` for every job in the pool, each under `timeout_s`; never raises for one job's failure.
 
     Args:
@@ -96,15 +199,19 @@ def run_each(pool: ProcessPool, task: Callable[..., dict[str, Any]], jobs: Seque
         jobs: (relative path, arguments) per file.
         timeout_s: per task, counted from when a worker starts it.
         step: names the step in messages and the progress bar (``header``, ``decode``).
+        grace_s: how long past `timeout_s` the pool may settle nothing before it counts as lost.
 
     Returns:
         Relative path -> the task's fields, or the error columns (module docstring).
     """
-    futures = {pool.schedule(task, args=args, timeout=timeout_s): rel for rel, args in jobs}
-    results: dict[str, dict[str, Any]] = {}
-    for future in progress(as_completed(futures), total=len(futures), desc=f"ingest {step}", unit="file"):
-        rel = futures[future]
-        results[rel] = _outcome(future, rel, step, timeout_s)
+    results: Outcomes = {}
+    with progress(None, total=len(jobs), desc=f"ingest {step}", unit="file") as bar:
+        unsettled = _run_window(pool, task, jobs, timeout_s, step, WINDOW_PER_WORKER * pool.workers, grace_s,
+                                results, bar)
+        for job, _ in unsettled:  # again, one at a time: a file that loses this pool too is the cause
+            for (rel, _args), reason in _run_window(pool, task, [job], timeout_s, step, 1, grace_s, results, bar):
+                results[rel] = _lost_alone(rel, step, reason)
+                bar.update()
     if len(results) != len(jobs):
         raise AssertionError(f"ingest {step}: {len(jobs)} files in but {len(results)} results out")
     return results

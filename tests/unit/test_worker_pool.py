@@ -1,0 +1,35 @@
+"""The ingest worker pool settles every file alone when pebble loses the pool (a worker dead before its task is
+on record, a result the parent cannot read): real spawned workers, real SIGKILLs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.worker_probe import DiesOnArrival, fields, returns
+from veernet_pipeline.io.pool import run_each, worker_pool
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_worker_lost_before_its_task_is_on_record_costs_only_that_file(workers: int) -> None:
+    # One worker: pebble sees a death with no task running and fails every task it holds ("All workers
+    # expired"). Two: the other worker's task is on record, so pebble drops the dead one's task and, the dead
+    # worker holding the channel lock, settles nothing more: only the grace ends the wait.
+    jobs = [(f"ok_{n}.tif", (n, 0.5)) for n in range(4)]
+    jobs.insert(1, ("poison.tif", (DiesOnArrival(),)))
+    with worker_pool(workers, 0) as pool:
+        results = run_each(pool, fields, jobs, timeout_s=5.0, step="decode", grace_s=2.0)
+        assert pool.renewals >= 2  # lost once with everything in it, once more with the poison alone
+    assert {rel: results[rel] for rel, _ in jobs if rel != "poison.tif"} == {f"ok_{n}.tif": {"n": n} for n in range(4)}
+    assert results["poison.tif"]["error_code"] == "decode_crashed"
+    assert results["poison.tif"]["error_message"].startswith("poison.tif: the worker process died during the decode "
+                                                            "before it could report, with only this file in the pool")
+
+
+def test_a_result_the_parent_cannot_read_is_an_ingest_error_of_that_file_alone() -> None:
+    jobs = [(f"ok_{n}.tif", (n,)) for n in range(3)] + [("odd.tif", (-1,))]
+    with worker_pool(1, 0) as pool:
+        results = run_each(pool, returns, jobs, timeout_s=5.0, step="header", grace_s=2.0)
+    assert [results[f"ok_{n}.tif"] for n in range(3)] == [{"value": n} for n in range(3)]
+    assert results["odd.tif"]["error_code"] == "ingest_error"
+    assert "Unpicklable object from worker" in results["odd.tif"]["error_message"]
+    assert "fault of the pipeline, not of the file" in results["odd.tif"]["error_message"]
