@@ -98,9 +98,13 @@ def test_a_file_over_the_time_limit_is_decode_timeout(tmp_path: Path) -> None:
 
 
 def _kill_the_busy_worker(stop: threading.Event, killed: list[int]) -> None:
-    """SIGKILL the first worker process of this test that holds over 150 MB: the one decoding the slow file."""
+    """SIGKILL every worker process of this test that holds over 150 MB: the one decoding the slow file, each time.
+
+    Each time, because a codec crash recurs: were the pool to lose track of which file its worker held (the
+    window pebble cannot attribute, which load opens), the file is read again alone and must crash again.
+    """
     me = psutil.Process()
-    while not stop.is_set() and not killed:
+    while not stop.is_set():
         for child in me.children(recursive=True):
             try:
                 if child.memory_info().rss > 150 * 2**20:
@@ -123,11 +127,12 @@ def test_a_worker_killed_mid_file_costs_only_that_file(tmp_path: Path) -> None:
     finally:
         stop.set()
         watcher.join()
-    assert len(killed) == 1
+    assert killed
     manifest = read_manifest(tmp_path / "ingested")[0].set_index("path")
     assert counts["files"] == 4 and counts["decoded"] == 3
     assert manifest.loc["a_slow.tif", "error_code"] == "decode_crashed"
-    assert "died during the decode (killed by signal SIGKILL)" in manifest.loc["a_slow.tif", "error_message"]
+    # "(killed by signal SIGKILL)" when pebble saw which file the worker held; "before it could report" when not.
+    assert "the worker process died during the decode" in manifest.loc["a_slow.tif", "error_message"]
     assert all(manifest.loc[name, "decoded"] for name in good)  # the pool started a new worker for them
 
 
