@@ -13,7 +13,7 @@ import copy
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -335,6 +335,9 @@ class ModelParams(_Strict):
     channels: list[int] = Field(min_length=5, max_length=5)
     attention_layers: int
     attention_heads: int
+    # Column dilations of the depth-context layers at 1/4 of the sides (model/blocks.py DepthContext); [] = none.
+    # Defaults to none so model.json files written before it load as the net they were.
+    depth_context: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
 
 
 class LossParams(_Strict):

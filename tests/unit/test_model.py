@@ -1,4 +1,5 @@
-"""VeerNet: shapes, the 32-multiple contract, the GroupNorm rule, attention masking, space-to-depth, save/load."""
+"""VeerNet: shapes, the 32-multiple contract, the GroupNorm rule, attention masking, space-to-depth, depth
+context, save/load."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from torch import nn
 from veernet_pipeline.config import ModelParams, load_settings
 from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
 from veernet_pipeline.model import VeerNet, build_model, group_count, group_norm, load_model, save_model
-from veernet_pipeline.model.blocks import AttentionBottleneck
+from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext
 from veernet_pipeline.model.veernet import MODEL_FILE, pad_to_multiple
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
@@ -157,3 +158,46 @@ def test_a_model_from_before_the_line_styles_must_be_retrained(tmp_path: Path) -
 def test_load_model_names_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="model.json"):
         load_model(tmp_path)
+
+
+def _reach(block: nn.Module, height: int, width: int) -> torch.Tensor:
+    """Which input cells move the output at the centre cell: |d out / d in| > 0.  Shape: (height, width) bool."""
+    torch.manual_seed(0)
+    x = torch.rand(1, 4, height, width, requires_grad=True)
+    block(x)[0, :, height // 2, width // 2].sum().backward()
+    return x.grad.abs().sum(dim=(0, 1)) > 0
+
+
+def test_depth_context_reaches_far_along_depth_and_one_row_per_layer_across() -> None:
+    # Dilations 2 and 8: each layer reaches +-d columns and +-1 row, and the residual sums keep every
+    # nearer cell, so by hand the centre sees columns within 2 + 8 = 10 and rows within 2 (two layers).
+    block = DepthContext(4, [2, 8])
+    for layer in block.layers:  # GroupNorm pools statistics over the whole map: set aside, the convolutions' reach
+        layer[1] = nn.Identity()
+    seen = _reach(block, 9, 31)
+    rows, cols = torch.nonzero(seen, as_tuple=True)
+    assert (int(cols.min()) - 15, int(cols.max()) - 15) == (-10, 10)
+    assert (int(rows.min()) - 4, int(rows.max()) - 4) == (-2, 2)
+    # A plain 3x3 stack of two layers would reach 2 columns: the block sees five times as far along depth.
+    plain = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.Conv2d(4, 4, 3, padding=1))
+    assert int(torch.nonzero(_reach(plain, 9, 31), as_tuple=True)[1].max()) - 15 == 2
+
+
+def test_no_depth_context_is_the_net_of_before(tmp_path: Path) -> None:
+    # depth_context [] adds no weight, so a model.json written before the field existed loads as the same net.
+    model = tiny_model(NUM_CLASSES)
+    assert not any(name.startswith("context.") for name in model.state_dict())
+    save_model(tmp_path, model, TINY, NUM_CLASSES)
+    meta = json.loads((tmp_path / MODEL_FILE).read_text())
+    del meta["model"]["depth_context"]
+    (tmp_path / MODEL_FILE).write_text(json.dumps(meta))
+    loaded = load_model(tmp_path)
+    x = torch.rand(1, 1, 64, 128)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x), model.eval()(x))
+    wide = build_model(TINY.model_copy(update={"depth_context": [2, 4]}), NUM_CLASSES)
+    # Two layers of one 3x3 convolution and one GroupNorm each at the 1/4 width (8 channels).
+    extra = sum(p.numel() for p in wide.parameters()) - sum(p.numel() for p in model.parameters())
+    assert extra == 2 * (8 * 8 * 9 + 2 * 8)
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=1, attention_heads=2, depth_context=[0])

@@ -64,6 +64,34 @@ class UpStage(nn.Module):
         return self.fuse(torch.cat([self.up(x), skip, *extra], dim=1))
 
 
+class DepthContext(nn.Module):
+    """Context along depth at a fine scale: residual 3x3 convolutions dilated along the columns only.
+
+    A broken style is told by its pattern along the curve (dashes of 5-90 columns and the gaps between),
+    but the bottleneck's attention sees 32 x 32-pixel cells, so two curves within 20 rows of each other
+    share one context, and the decoder's 3x3 convolutions see a few columns. Here each layer is a 3x3
+    convolution with dilation (1, d), GroupNorm and SiLU, added back to its input: its rows stay one cell
+    apart (curves a few cells apart keep their own context) while its columns reach d cells, so the
+    stack reaches 1 + 2 * sum(dilations) cells along depth.
+
+    Shape:
+        (B, C, H, W) -> (B, C, H, W).
+    """
+
+    def __init__(self, channels: int, dilations: list[int]) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(channels, channels, 3, padding=(1, d), dilation=(1, d), bias=False),
+                          group_norm(channels), nn.SiLU())
+            for d in dilations
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = x + layer(x)
+        return x
+
+
 def positional_encoding_2d(channels: int, height: int, width: int, device: torch.device) -> torch.Tensor:
     """Sinusoidal 2-D position code for any grid: a quarter of the channels each for sin/cos of row and column.
 

@@ -7,9 +7,11 @@ pixel keeps its own channel), and a residual block works on them at half resolut
 four are stride-2 residual blocks. At H/32 x W/32 the last block's `channels[-1]` features (128
 in the paper) are refined by transformer self-attention over every position, so a long thin curve
 can be treated as one object. Four decoder stages come back up to H/2 with U-Net skips (the
-encoder outputs at 1/16..1/2); the fifth returns to full resolution by depth-to-space: a 1x1 conv
-over the half-resolution features and the cell's own 4 pixels (the full-resolution skip) gives 4
-logits per class and cell, one for each of its pixels. One logit map per output channel comes
+encoder outputs at 1/16..1/2); between the third and the fourth, at 1/4 of the sides, optional
+depth-context layers (`model.depth_context`, `DepthContext`) widen what each cell sees along depth
+only. The fifth returns to full resolution by depth-to-space: a 1x1 conv over the half-resolution
+features and the cell's own 4 pixels (the full-resolution skip) gives 4 logits per class and cell,
+one for each of its pixels. One logit map per output channel comes
 out at the input's size: 1 for the binary stage (sigmoid), `io.classes.NUM_CLASSES` for the
 multiclass stage (softmax over background, other ink and the curve styles).
 
@@ -35,7 +37,7 @@ from torch import nn
 from veernet_pipeline.config import ModelParams
 from veernet_pipeline.io.atomic import atomic_path, write_text_atomic
 from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
-from veernet_pipeline.model.blocks import AttentionBottleneck, ResidualBlock, UpStage
+from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext, ResidualBlock, UpStage
 
 MULTIPLE = 32
 CELL = 2  # space-to-depth: a CELL x CELL block of pixels becomes CELL**2 channels at the first level
@@ -118,6 +120,8 @@ class VeerNet(nn.Module):
         # cell's own pixels, so the last convolutions see exactly which pixels of each cell hold ink).
         self.decoder = nn.ModuleList(UpStage(widths[i + 1], widths[i], cell if i == 0 else 0)
                                      for i in reversed(range(len(widths) - 1)))
+        # At 1/4 of the sides, after the decoder stage that returns there: rows 4 px apart, depth reached far.
+        self.context = DepthContext(widths[1], params.depth_context)
         # Logit of class k for pixel (i, j) of its cell is channel k * CELL**2 + i * CELL + j (pixel_shuffle's order).
         self.head = nn.Conv2d(widths[0] + cell, num_classes * cell, 1)
         self.to(memory_format=torch.channels_last)
@@ -146,6 +150,7 @@ class VeerNet(nn.Module):
         features = self.bottleneck(skips.pop(), bottleneck_padding(valid, features.shape[-2:]))
         for stage in self.decoder[:-1]:
             features = stage(features, skips.pop())
+        features = self.context(features)
         features = self.decoder[-1](features, skips.pop(), pixels)
         return F.pixel_shuffle(self.head(torch.cat([features, pixels], dim=1)), CELL)
 
