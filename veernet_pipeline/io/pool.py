@@ -62,6 +62,8 @@ WINDOW_PER_WORKER = 64
 GRACE_S = 60.0
 # pebble's message when a worker dies with no task on record as running.
 _ALL_EXPIRED = "All workers expired"
+# Our own reason when a pool settles nothing for `timeout_s + grace_s`: a worker died holding the channel lock.
+_STALLED = "no task settled in"
 
 
 def worker_count(workers: int, jobs: int) -> int:
@@ -139,7 +141,7 @@ def _outcome(future: Future, rel: str, step: str, timeout_s: float) -> dict[str,
 
 def _lost_alone(rel: str, step: str, reason: str) -> dict[str, Any]:
     """The error columns of a file that, run alone in a fresh pool, lost that pool too."""
-    if reason == _ALL_EXPIRED or reason.startswith("no task settled"):
+    if reason == _ALL_EXPIRED or reason.startswith(_STALLED):
         return _error(DECODE_CRASHED, rel, f"the worker process died during the {step} before it could report, with "
                       f"only this file in the pool ({reason}): a codec crash on this file, or the memory limit or "
                       "the OOM killer. Re-export the scan")
@@ -169,7 +171,7 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
             done = []
         while not settled.empty():
             done.append(settled.get())
-        lost = "" if done else f"no task settled in {timeout_s + grace_s:g} s"
+        lost = "" if done else f"{_STALLED} {timeout_s + grace_s:g} s"
         for future in done:
             if isinstance(future.exception(), BrokenProcessPool):
                 lost = str(future.exception()) or "BrokenProcessPool"
