@@ -277,6 +277,7 @@ class SynthesizeParams(_Strict):
     splits: SplitParams
     procedural_share: float
     curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
+    overlay_share: float
     log_scale_share: float
     reversed_share: float
     line_width: Range

@@ -157,11 +157,13 @@ def _draw_samples(width: int, rng: np.random.Generator) -> int:
     return math.ceil(width / pps) + 1
 
 
-def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generator) -> CurveWindow | None:
+def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generator,
+           overlay: bool = False) -> CurveWindow | None:
     """A random window of `n_curves` distinct curves of one well, sized for a `width`-column image.
 
     Wells and curve combinations are tried in random order. When no run is long enough at the drawn
     sample density, the density is raised step by step up to `MAX_PX_PER_SAMPLE` px per sample.
+    `overlay` admits only combinations holding two or more curves of one unit (`same_unit_groups`).
 
     Returns:
         The window, or None when no well holds such a run.
@@ -171,7 +173,7 @@ def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generato
     well_order = rng.permutation(len(wells))
     while True:
         for wi in well_order:
-            found = _window_in_well(wells[wi], n_curves, n_samples, rng)
+            found = _window_in_well(wells[wi], n_curves, n_samples, rng, overlay)
             if found is not None:
                 return found
         if n_samples <= fewest:
@@ -179,9 +181,21 @@ def window(wells: list[Well], n_curves: int, width: int, rng: np.random.Generato
         n_samples = max(fewest, math.ceil((n_samples - 1) / 1.5) + 1)
 
 
-def _window_in_well(well: Well, n_curves: int, n_samples: int, rng: np.random.Generator) -> CurveWindow | None:
+def same_unit_groups(mnemonics: tuple[str, ...], units: tuple[str, ...]) -> list[list[int]]:
+    """Indices of the curves sharing a unit, in groups of two or more (a resistivity pair: ohm.m, ohm.m)."""
+    groups: dict[str, list[int]] = {}
+    for k, unit in enumerate(units):
+        if unit.strip():
+            groups.setdefault(unit.strip().lower(), []).append(k)
+    return [g for g in groups.values() if len(g) > 1 and len({mnemonics[k] for k in g}) == len(g)]
+
+
+def _window_in_well(well: Well, n_curves: int, n_samples: int, rng: np.random.Generator,
+                    overlay: bool = False) -> CurveWindow | None:
     filled: dict[str, np.ndarray] = {}
     combos = list(itertools.combinations(sorted(well.curves), n_curves))
+    if overlay:
+        combos = [c for c in combos if same_unit_groups(c, tuple(well.units.get(m, "") for m in c))]
     for ci in rng.permutation(len(combos)):
         # The combination's curves in a random order: the order is the sidecar's, and any may come first.
         combo = tuple(combos[ci][i] for i in rng.permutation(n_curves))

@@ -40,11 +40,11 @@ from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.synthetic import artefacts as art
 from veernet_pipeline.synthetic.banners import draw_banners
 from veernet_pipeline.synthetic.canvas import Canvas
-from veernet_pipeline.synthetic.curves import CurveWindow, Well, procedural_window, window
+from veernet_pipeline.synthetic.curves import CurveWindow, Well, procedural_window, same_unit_groups, window
 from veernet_pipeline.synthetic.excursions import add_excursions
 from veernet_pipeline.synthetic.flags import draw_flags
 from veernet_pipeline.synthetic.grid import draw_grid, line_weight
-from veernet_pipeline.synthetic.scales import choose_scale
+from veernet_pipeline.synthetic.scales import choose_scale, shared_scales
 from veernet_pipeline.synthetic.straight import straight_curve, straight_slots
 from veernet_pipeline.synthetic.strokes import drawn_rows, stroke_pixels, track_top
 from veernet_pipeline.synthetic.styles import CurveStyle, choose_styles, draw_order
@@ -54,6 +54,7 @@ from veernet_pipeline.synthetic.text import FONT_FILES, draw_depth_numbers, draw
 STYLE_STREAM, LAYOUT_STREAM, SKEW_STREAM, ARTEFACT_STREAM = 1, 2, 3, 4
 TALL_STREAM, STRAIGHT_STREAM, STEEP_STREAM, WEIGHT_STREAM, FLAG_STREAM, BANNER_STREAM = 5, 6, 7, 8, 9, 10
 BOX_STREAM = 12
+OVERLAY_STREAM = 14
 ARTEFACTS = ("paper", "illumination", "blur", "noise", "speckle", "jpeg", "bilevel")
 MAX_CURVES = 5
 
@@ -186,12 +187,19 @@ def render_instance(seed: int, index: int, params: SynthesizeParams, wells: list
     if size is not None:
         height, width, tall = int(size[0]), int(size[1]), False
     procedural = not wells or rng.random() < params.procedural_share
-    picked = None if procedural else window(wells, n_curves, width, rng)
+    # Its own stream, so overlay_share 0 leaves every instance's bytes as they were.
+    overlay_rng = _stream(seed, index, OVERLAY_STREAM)
+    overlay = n_curves > 1 and overlay_rng.random() < params.overlay_share
+    picked = None if procedural else window(wells, n_curves, width, rng, overlay=overlay)
     if picked is None:
         picked = procedural_window(n_curves, width, rng)
     curves = zip(picked.mnemonics, picked.units, picked.values, strict=True)
     scales = tuple(choose_scale(m, u, v, rng, params) for m, u, v in curves)
+    overlaid = overlay and bool(same_unit_groups(picked.mnemonics, picked.units))
+    if overlaid:
+        scales = shared_scales(picked.mnemonics, picked.units, picked.values, scales, overlay_rng, params)
     picked, scales, features = _curves(picked, scales, width, params, seed, index)
+    features += ["overlay"] * overlaid
     styles = choose_styles(n_curves, width, params, _stream(seed, index, STYLE_STREAM))
     scales = tuple(replace(scale, style=style.name) for scale, style in zip(scales, styles, strict=True))
     skew_deg, pivot = _skew(width, params, _stream(seed, index, SKEW_STREAM))

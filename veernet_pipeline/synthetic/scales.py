@@ -12,12 +12,13 @@ instead of past the 99th percentile, so the excursions run off the track and wra
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from veernet_pipeline.config import SynthesizeParams
 from veernet_pipeline.io.calibration import CurveScale
-from veernet_pipeline.synthetic.curves import LINEAR_PRESETS
+from veernet_pipeline.synthetic.curves import LINEAR_PRESETS, same_unit_groups
 
 # Share of a window's values a linear preset may clip before the nice-number fit takes over.
 MAX_CLIPPED = 0.05
@@ -92,3 +93,21 @@ def choose_scale(
     top, bottom = (high, low) if flip else (low, high)
     return CurveScale(mnemonic, unit, top, bottom, "log" if use_log else "linear",
                       backup_wraps=params.max_wraps if backup else 0)
+
+
+def shared_scales(mnemonics: tuple[str, ...], units: tuple[str, ...], values: tuple[np.ndarray, ...],
+                  scales: tuple[CurveScale, ...], rng: np.random.Generator,
+                  params: SynthesizeParams) -> tuple[CurveScale, ...]:
+    """The scales with each group of curves sharing a unit drawn on one scale, as a printed log overlays them.
+
+    A resistivity pair (deep and medium, both ohm.m) is printed on one track scale, so the two run
+    close together and cross wherever the invasion profile flips: the contacts a reader must name
+    apart. The shared scale is `choose_scale` on the group's values taken together.
+    """
+    out = list(scales)
+    for group in same_unit_groups(mnemonics, units):
+        joint = np.concatenate([values[k] for k in group])
+        shared = choose_scale(mnemonics[group[0]], units[group[0]], joint, rng, params)
+        for k in group:
+            out[k] = replace(shared, mnemonic=mnemonics[k], unit=units[k])
+    return tuple(out)
