@@ -13,7 +13,7 @@ import pytest
 from tests.renders import CLEAN, DOCUMENTED_ORDER, column_runs, only_style
 from tests.renders import synth_params as _params
 from veernet_pipeline.io.classes import BACKGROUND, OTHER_INK, STYLES, style_class
-from veernet_pipeline.synthetic.curves import Well, load_wells
+from veernet_pipeline.synthetic.curves import Well, load_wells, same_unit_groups
 from veernet_pipeline.synthetic.render import SyntheticLog, render_instance
 
 SIZE = (128, 2000)
@@ -290,3 +290,45 @@ def test_features_name_the_scans_levels(wells: list[Well]) -> None:
         levels = set(np.unique(log.image).tolist())
         assert name in log.features and ({"bilevel", "gray"} - {name}).isdisjoint(log.features)
         assert (levels <= {0, 255}) == (name == "bilevel"), levels
+
+
+def test_same_unit_groups_by_hand() -> None:
+    # Units compare without case or padding; a curve with no unit joins nothing.
+    assert same_unit_groups(("RDEP", "GR", "RMED", "X"), ("ohm.m", "gAPI", " OHM.M", "")) == [[0, 2]]
+    assert same_unit_groups(("RDEP", "GR"), ("ohm.m", "gAPI")) == []
+    assert same_unit_groups(("A", "B", "C"), ("", "", "")) == []
+
+
+def _centre_rows(log: SyntheticLog) -> np.ndarray:
+    # Each curve's mean ink row per column (NaN where it has no pixel there), from the curve-index mask.
+    rows = np.arange(log.curves.shape[0])[:, None]
+    centres = []
+    for k in range(1, len(log.values) + 1):
+        hit = log.curves == k
+        with np.errstate(invalid="ignore"):
+            centres.append(np.where(hit, rows, 0).sum(axis=0) / hit.sum(axis=0))
+    return np.array(centres)
+
+
+def _close_share(log: SyntheticLog, rows: float = 4.0) -> float:
+    centres = _centre_rows(log)
+    i, j = np.triu_indices(len(centres), 1)
+    with np.errstate(invalid="ignore"):
+        close = (np.abs(centres[i] - centres[j]) <= rows).any(axis=0)
+    return float(close.mean())
+
+
+def test_overlays_share_one_scale_and_bring_curves_close(wells: list[Well]) -> None:
+    common = ("synthesize.procedural_share=0", "synthesize.backup_share=0")
+    off = [_render(wells, *common, "synthesize.overlay_share=0", index=i, size=(256, 2000)) for i in range(8)]
+    on = [_render(wells, *common, "synthesize.overlay_share=1", index=i, size=(256, 2000)) for i in range(8)]
+    assert not any("overlay" in x.features for x in off) and all("overlay" in x.features for x in on)
+    for log in on:
+        curves = log.calibration.curves
+        pairs = [(a, b) for a in curves for b in curves
+                 if a.mnemonic < b.mnemonic and a.unit.strip().lower() == b.unit.strip().lower()]
+        assert pairs, [c.unit for c in curves]
+        for a, b in pairs:
+            assert (a.top_value, a.bottom_value, a.scale) == (b.top_value, b.bottom_value, b.scale)
+    # In the drawn mask: curves run within 4 rows of each other in far more columns.
+    assert np.mean([_close_share(x) for x in on]) > 1.6 * np.mean([_close_share(x) for x in off])
