@@ -77,6 +77,7 @@ GRID: dict[str, list[float]] = {
     "crossing_cost": [0.0, 1.0, 2.0, 4.0],
     "min_confidence": [0.2, 0.3, 0.5],
     "max_candidates": [4, 6, 8],
+    "height_weight_styles": [0.0, 0.1, 0.25, 0.5],
 }
 PASSES = 2
 # What the curves are read from: the net, the true masks (the ceiling), and two mixtures (`source_probs`).

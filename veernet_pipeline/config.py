@@ -378,6 +378,8 @@ class ExtractParams(_Strict):
     share_weight: float
     # Per px of run-height misfit: curves drawn alike are told apart by the runs they leave (reading/run_heights.py).
     height_weight: float = Field(default=0.0, ge=0.0)
+    # The same between curves of different styles, in a second search over the whole track (reading/extract.py).
+    height_weight_styles: float = Field(default=0.0, ge=0.0)
     max_gap: int
     mirror: bool
     min_support: float = Field(gt=0.0, le=1.0)  # without a sidecar: share of columns a curve must show in

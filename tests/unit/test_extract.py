@@ -347,3 +347,23 @@ def test_run_holders_count_the_curves_on_each_run() -> None:
                          [2, 1, 0, 3],
                          [1, 2, 1, 3]])
     np.testing.assert_array_equal(run_holders(states, absent), expected)
+
+
+def test_run_heights_keep_two_styles_apart_where_the_net_names_them_ambiguously(test_settings: Settings) -> None:
+    width = 400
+    heavy, light = np.full(width, 30.0), np.full(width, 60.0)
+    probs = blank(H, width)
+    paint(probs, heavy, LONG_DASH, pen=4)
+    paint(probs, light, DASHED, pen=1)
+    stretch = np.arange(150, 251)  # here the net leans the wrong way on both lines
+    for rows, own, other in ((slice(30, 34), LONG_DASH, DASHED), (slice(60, 61), DASHED, LONG_DASH)):
+        probs[:, rows, stretch] = 0.0
+        probs[own, rows, stretch], probs[other, rows, stretch], probs[0, rows, stretch] = 0.40, 0.55, 0.05
+    params = test_settings.extract.model_copy(update={"jump_px": 16.0, "share_weight": 0.25, "height_weight": 0.5})
+    # By hand, without the cue: on the other line each curve saves 0.25 x ln(0.55 / 0.40) = 0.080 a column, 8.0
+    # over the 101 columns, and pays 2 x (26 paper rows / 16) = 3.25 to get there and back: the two swap.
+    rows, _ = trace_curves(probs, params.model_copy(update={"height_weight_styles": 0.0}), [(LONG_DASH,), (DASHED,)])
+    np.testing.assert_allclose(rows[:, 200], [60.0, 31.5])
+    # With it: typical heights 4 and 1 px from the lone runs, so a run of the other's height costs 0.25 x 3 a column.
+    rows, _ = trace_curves(probs, params.model_copy(update={"height_weight_styles": 0.25}), [(LONG_DASH,), (DASHED,)])
+    np.testing.assert_allclose(rows, np.stack([np.full(width, 31.5), np.full(width, 60.0)]))

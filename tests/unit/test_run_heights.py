@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from veernet_pipeline.reading.candidates import Candidates
-from veernet_pipeline.reading.run_heights import MIN_HEIGHT_COLUMNS, height_emission, typical_heights
+from veernet_pipeline.reading.run_heights import (
+    MIN_HEIGHT_COLUMNS,
+    height_emission,
+    height_emission_all,
+    typical_heights,
+)
 
 
 def _cands(heights: list[list[float]]) -> Candidates:
@@ -39,3 +44,12 @@ def test_the_height_cost_is_relative_and_capped() -> None:
     assert (cost[:, 0, 3:] == 0).all()  # no run, and absence, cost nothing
     same = height_emission(cands, np.array([2.0, 2.5]), weight=0.5)  # closer than MIN_HEIGHT_DIFFERENCE
     assert not same.any()
+
+
+def test_every_curve_with_a_typical_height_is_charged_relative_to_the_others() -> None:
+    cands = _cands([[2.0, 5.0, 30.0, np.nan]])
+    cost = height_emission_all(cands, np.array([2.0, np.nan, 5.0]), weight=0.5)
+    # By hand, as above for curves 0 and 2; curve 1 has no typical height: charged nothing, and not a measure.
+    np.testing.assert_allclose(cost[[0, 2], 0, :3], [[0.0, 1.5, 0.0], [1.5, 0.0, 0.0]])
+    assert not cost[1].any()
+    assert not height_emission_all(cands, np.array([2.0, np.nan, np.nan]), weight=0.5).any()  # one known: no cue

@@ -18,9 +18,11 @@ does. So do we (docs/reading.md):
 4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
    stay NaN: a value is never invented across a real gap.
-5. Identity. Curves of the same classes are interchangeable to every style cost. Their runs still
-   differ (a heavy pen or a busy curve leaves taller ones), so a group whose typical run heights
-   differ is searched again with a cost for runs unlike each curve's own (`reread_by_height`);
+5. Identity. Every curve's runs have a typical height (a heavy pen or a busy curve leaves taller
+   ones), so the track is searched again with a cost for runs unlike each curve's own where the
+   net's style names leave two lines ambiguous (`height_weight_styles`). Curves of the same
+   classes are interchangeable to every style cost, so a group of them whose typical run heights
+   differ is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
    other's line after it gets that line (`untangle`). Then they are listed top first (`same_class_order`).
 """
@@ -37,7 +39,12 @@ from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
-from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE, height_emission, typical_heights
+from veernet_pipeline.reading.run_heights import (
+    MIN_HEIGHT_DIFFERENCE,
+    height_emission,
+    height_emission_all,
+    typical_heights,
+)
 
 # Columns each side of a contact whose lines decide which curve continues where (`untangle`);
 # a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
@@ -92,6 +99,11 @@ def trace_curves(
     # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
     emission, steps = emissions(cands, params), functools.cache(lambda: joint_steps(cands, params, height))
     states = read_states(cands, classes, params, height, emission, steps)
+    if params.height_weight_styles > 0 and len(classes) > 1:
+        extra = height_emission_all(cands, typical_heights(cands, states), params.height_weight_styles)
+        if extra.any():
+            emission = emission + extra
+            states = read_states(cands, classes, params, height, emission, steps)
     typical = reread_by_height(cands, classes, params, emission, steps, states)
     m = params.max_candidates
     holders = run_holders(states, m)

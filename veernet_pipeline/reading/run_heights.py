@@ -10,8 +10,12 @@ its baseline), because a column's run spans the pen plus the stroke's travel in 
 So a first reading gives each curve its typical run height (`typical_heights`: a low quantile
 of the runs it holds alone), and the group is read again with each curve charged for sitting on
 a run unlike its own (`height_emission`). The charge is relative to the group's best-fitting
-curve, so it only moves identities between alike curves: it never makes ink cheaper or dearer
-than absence, and curves of distinct styles are not touched.
+curve: the curve whose runs a run resembles pays nothing for it.
+
+Curves of different styles leave runs of their own heights too, and where the net names a
+stretch of ink ambiguously (beside another curve, the style evidence splits) the height tells
+which line is whose. So the whole track is read again with the charge over all its curves
+(`height_emission_all`, weight `height_weight_styles`).
 """
 
 from __future__ import annotations
@@ -75,4 +79,21 @@ def height_emission(cands: Candidates, typical: np.ndarray, weight: float) -> np
     misfit = np.minimum(np.abs(heights[None] - typical[:, None, None]), MISFIT_CAP)
     misfit = np.where(np.isfinite(misfit), misfit, 0.0)
     cost[:, :, :m] = weight * (misfit - misfit.min(axis=0, keepdims=True))
+    return cost
+
+
+def height_emission_all(cands: Candidates, typical: np.ndarray, weight: float) -> np.ndarray:
+    """`height_emission` over every curve of a track whose typical height is known; 0 for the others.
+
+    A curve without a typical height (too few lone runs) is charged nothing and is not the measure
+    the others' misfits are taken relative to.
+
+    Shape:
+        typical: (K,) px, NaN where unknown. Returns (K, W, M+1).
+    """
+    known = np.flatnonzero(np.isfinite(typical))
+    heights = cands.bottom - cands.top + 1.0
+    cost = np.zeros((typical.shape[0], heights.shape[0], heights.shape[1] + 1))
+    if known.size >= 2:
+        cost[known] = height_emission(cands, typical[known], weight)
     return cost
