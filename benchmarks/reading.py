@@ -9,7 +9,10 @@ Each case asks for the curves under different classes, which decides how they ar
 pairs and triples by exact joint Viterbi, four or five alike by peeling. The baseline is the seeds'
 case, a solid and a dashed curve; every other case is a ratio to it, measured in the same run. The
 profile's `extract:` settings (candidates per column, costs) are used. After one warm-up call, the
-median of `--repeats` calls is reported; the candidate step (`find_candidates`) is timed alone too.
+median of `--repeats` calls is reported; the candidate step (`find_candidates`) is timed alone too,
+and every case again with `height_weight_styles` 0: the cost of the second search of the track that
+run heights between styles make. It runs only where two curves' typical run heights differ by 1 px
+or more, so one case draws its four curves with pens of 1-4 px.
 
 Writes `reading.json` and `reading.md` into `--out` (default: `results/` beside this script).
 """
@@ -42,17 +45,25 @@ CASES: dict[str, list[int]] = {
     "5 curves, 5 styles": [SOLID, DASHED, DASH_DOT, LONG_DASH, DOTTED],
     "5 curves, all solid": [SOLID] * 5,
 }
+# Cases drawn with pens of different widths (px per curve; 2 px otherwise): their typical run heights differ,
+# so the search reads the track a second time (`extract.height_weight_styles`).
+PENS: dict[str, list[int]] = {"4 curves, 4 styles, pens 1-4 px": [1, 2, 3, 4]}
+CASES["4 curves, 4 styles, pens 1-4 px"] = CASES["4 curves, 4 styles"]
 
 
-def probability_map(styles: list[int]) -> np.ndarray:
-    """Curves k = 0.. as sines of different phase and period crossing each other. Shape: (7, H, W) float32."""
+def probability_map(styles: list[int], pens: list[int] | None = None) -> np.ndarray:
+    """Curves k = 0.. as sines of different phase and period crossing each other, `pens` px thick (default 2).
+
+    Shape:
+        Returns (7, H, W) float32.
+    """
     probs = np.zeros((NUM_CLASSES, HEIGHT, WIDTH), dtype=np.float32)
     probs[0] = 1.0
     x = np.arange(WIDTH)
     for k, cls in enumerate(styles):
         rows = np.round(HEIGHT / 2 + 0.4 * HEIGHT * np.sin(x / (300.0 + 70 * k) + 1.3 * k)).astype(int)
         columns = x if cls == SOLID else x[(x % 28) < 18]
-        for offset in (0, 1):
+        for offset in range(pens[k] if pens else 2):
             probs[:, rows[columns] + offset, columns] = 0.0
             probs[cls, rows[columns] + offset, columns] = 0.95
             probs[0, rows[columns] + offset, columns] = 0.05
@@ -60,12 +71,16 @@ def probability_map(styles: list[int]) -> np.ndarray:
 
 
 def run_case(name: str, styles: list[int], extract: ExtractParams, repeats: int) -> dict[str, Any]:
-    probs = probability_map(styles)
+    probs = probability_map(styles, PENS.get(name))
     classes = [(cls,) for cls in styles]
     total = median_seconds(lambda: trace_curves(probs, extract, classes), repeats)
+    # The same without run heights between styles: what their second search of the track costs.
+    off = extract.model_copy(update={"height_weight_styles": 0.0})
+    without = median_seconds(lambda: trace_curves(probs, off, classes), repeats)
     candidates = median_seconds(
         lambda: find_candidates(probs, classes, extract.max_candidates, extract.min_confidence), repeats)
-    return {"case": name, "curves": len(styles), "seconds": round(total, 3), "candidates_seconds": round(candidates, 3)}
+    return {"case": name, "curves": len(styles), "seconds": round(total, 3), "candidates_seconds": round(candidates, 3),
+            "seconds_without_height_styles": round(without, 3)}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -82,12 +97,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         run["ratio_to_baseline"] = round(run["seconds"] / baseline, 2)
     document = {"size": [HEIGHT, WIDTH], "profile": args.profile, "extract": extract.model_dump(),
                 "repeats": args.repeats, "runs": runs, "machine": machine(load_before)}
-    header = ["Case", "Curves", "Path search s (median)", "of which candidates s", "Ratio to 2 curves"]
+    header = ["Case", "Curves", "Path search s (median)", "of which candidates s", "Ratio to 2 curves",
+              "without run heights between styles, s", "ratio with / without"]
     rows = [[r["case"], str(r["curves"]), f"{r['seconds']:.2f}", f"{r['candidates_seconds']:.2f}",
-             f"{r['ratio_to_baseline']:.2f}"] for r in runs]
+             f"{r['ratio_to_baseline']:.2f}", f"{r['seconds_without_height_styles']:.2f}",
+             f"{r['seconds'] / r['seconds_without_height_styles']:.2f}"] for r in runs]
     body = (f"`trace_curves` on one {HEIGHT} x {WIDTH} probability map, profile `{args.profile}` "
             f"(max_candidates {extract.max_candidates}), median of {args.repeats} after a warm-up.\n\n"
-            + markdown_table(header, rows, right={1, 2, 3, 4}) + "\n" + load_note(document["machine"]) + "\n")
+            + markdown_table(header, rows, right={1, 2, 3, 4, 5, 6}) + "\n" + load_note(document["machine"]) + "\n")
     write_results(args.out, "reading", document, "Path search time, 640 x 12,800 px", body)
     return document
 
