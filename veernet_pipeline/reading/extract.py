@@ -19,8 +19,9 @@ does. So do we (docs/reading.md):
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
    stay NaN: a value is never invented across a real gap.
 5. Identity. Every curve's runs have a typical height (a heavy pen or a busy curve leaves taller
-   ones), so the track is searched again with a cost for runs unlike each curve's own where the
-   net's style names leave two lines ambiguous (`height_weight_styles`). Curves of the same
+   ones), so the track is searched again with a cost for runs unlike each curve's own
+   (`height_weight_styles`): where the net's style names leave two lines ambiguous, the heights
+   decide. Curves of the same
    classes are interchangeable to every style cost, so a group of them whose typical run heights
    differ is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
