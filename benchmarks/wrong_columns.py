@@ -126,11 +126,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         records += curve_records((rows[order] + 0.5) / height, confidence[order], log.truth, log.styles, height)
     summary = summarise(records)
     note = (f"{args.max_logs or 'all'} logs of split `{args.split}` of `{chosen_set(args, settings).name}`, profile "
-            f"`{args.profile}`, model `{args.model or 'paths.models/multiclass'}`. Wrong: more than {WRONG_TRACK} of "
+            f"`{args.profile}` (`extract.height_weight_styles` {settings.extract.height_weight_styles}), model "
+            f"`{args.model or 'paths.models/multiclass'}`. Wrong: more than {WRONG_TRACK} of "
             f"the track outside the truth's band; kinds as in the script's docstring (they overlap).")
     document = {"settings": vars(args) | {"set_dir": str(chosen_set(args, settings)), "out": str(args.out),
                                           "model": str(args.model)},
-                "summary": summary, "machine": machine(load)}
+                "extract": settings.extract.model_dump(), "summary": summary, "machine": machine(load)}
     write_results(args.out, "wrong_columns", document, "Where the reading loses R²", markdown(summary, note))
     return document
 
