@@ -44,11 +44,11 @@ CASES: dict[str, list[int]] = {
     "4 curves, all solid": [SOLID] * 4,
     "5 curves, 5 styles": [SOLID, DASHED, DASH_DOT, LONG_DASH, DOTTED],
     "5 curves, all solid": [SOLID] * 5,
+    "4 curves, 4 styles, pens 1-4 px": [SOLID, DASHED, DASH_DOT, LONG_DASH],
 }
 # Cases drawn with pens of different widths (px per curve; 2 px otherwise): their typical run heights differ,
 # so the search reads the track a second time (`extract.height_weight_styles`).
 PENS: dict[str, list[int]] = {"4 curves, 4 styles, pens 1-4 px": [1, 2, 3, 4]}
-CASES["4 curves, 4 styles, pens 1-4 px"] = CASES["4 curves, 4 styles"]
 
 
 def probability_map(styles: list[int], pens: list[int] | None = None) -> np.ndarray:
