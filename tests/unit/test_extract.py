@@ -367,3 +367,22 @@ def test_run_heights_keep_two_styles_apart_where_the_net_names_them_ambiguously(
     # With it: typical heights 4 and 1 px from the lone runs, so a run of the other's height costs 0.25 x 3 a column.
     rows, _ = trace_curves(probs, params.model_copy(update={"height_weight_styles": 0.25}), [(LONG_DASH,), (DASHED,)])
     np.testing.assert_allclose(rows, np.stack([np.full(width, 31.5), np.full(width, 60.0)]))
+
+
+def test_a_curve_crossing_an_upright_bar_of_ink_reads_its_own_row(test_settings: Settings) -> None:
+    """A heavy depth line the net calls curve ink is crossed, not read: the curve keeps its row."""
+    height, width = 200, 200
+    probs = blank(height, width)
+    paint(probs, np.full(width, 50.0), SOLID)  # rows 50-51: centre 50.5 by hand
+    probs[:, :, 100:103] = 0.0
+    probs[SOLID, :, 100:103] = 0.95  # a 3-column bar over the whole track, named the curve's style
+    probs[0, :, 100:103] = 0.05
+    rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,)])
+    # Without the rule each bar column reads its run's middle, row 99.5, or a tip at an end (0.5 or 198.5).
+    np.testing.assert_allclose(rows[0], 50.5)
+    # Ink reaching past the curve on one side only may be the curve's own (a spike, the stroke test above): the
+    # rule leaves it, and the middle column reads its run's middle, rows 0-51 by hand.
+    probs[:, 52:, 100:103] = 0.0
+    probs[0, 52:, 100:103] = 1.0
+    rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,)])
+    assert rows[0, 101] == pytest.approx(25.5)

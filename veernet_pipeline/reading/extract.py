@@ -14,7 +14,9 @@ does. So do we (docs/reading.md):
    independent paths on their own evidence, batched into one pass.
 3. Rows. A run no taller than about twice the stroke width is read at its weighted centre. A taller
    one is a steep stroke: where the path turns in that column (both neighbours on one side) the
-   curve's value is the run's far end, otherwise its centre (`refine_rows`).
+   curve's value is the run's far end, otherwise its centre (`refine_rows`). A tall run reaching well
+   past the curve's rows on both sides is an upright stroke the curve crosses (a heavy depth line,
+   lettering): the curve reads the straight line between its rows either side.
 4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
    stay NaN: a value is never invented across a real gap.
@@ -51,6 +53,10 @@ from veernet_pipeline.reading.run_heights import (
 # a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
 UNTANGLE_COLUMNS = 12
 UNTANGLE_MARGIN = 0.5
+# A steep run reaching this many stroke widths past the curve's rows on both sides is an upright stroke the
+# curve crosses (`refine_rows`); the rows are those of its nearest ordinary columns within PASS_COLUMNS.
+PASS_STROKES = 2.0
+PASS_COLUMNS = 4
 CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
 
 
@@ -262,7 +268,43 @@ def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
     rows = centre.copy()
     rows[tip_down] = bottom[tip_down] - half
     rows[tip_up] = top[tip_up] + half
+    through, level = _passing(centre, top, bottom, steep, stroke)
+    rows[through] = level[through]
     return rows
+
+
+def _passing(centre: np.ndarray, top: np.ndarray, bottom: np.ndarray, steep: np.ndarray,
+             stroke: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where the curve passes across an upright stroke (a heavy depth line, lettering), and its row there.
+
+    A steep run whose ink reaches well past the curve's rows on both sides, the curve's rows being
+    those of its nearest ordinary (not steep) columns within `PASS_COLUMNS` each side, is no stroke
+    of the curve's: a curve's steep stretch runs from one side's row to the other's, a spike's tip
+    lies beyond them on one side only. There the curve reads the straight line between those rows.
+
+    Shape:
+        centre, top, bottom, steep: (W,). Returns (W,) bool and (W,) rows.
+    """
+    width = centre.shape[0]
+    cols = np.arange(width)
+    ordinary = np.isfinite(centre) & ~steep
+    seen = np.where(ordinary, cols, -1)
+    left = np.maximum.accumulate(seen)
+    right = np.minimum.accumulate(np.where(ordinary, cols, width)[::-1])[::-1]
+    left_at = np.concatenate([[-1], left[:-1]])  # the nearest ordinary column strictly before
+    right_at = np.concatenate([right[1:], [width]])
+    has_a = (left_at >= 0) & (cols - left_at <= PASS_COLUMNS)
+    has_b = (right_at < width) & (right_at - cols <= PASS_COLUMNS)
+    a, b = np.clip(left_at, 0, width - 1), np.clip(right_at, 0, width - 1)
+    # A side without an ordinary column near (the curve enters from a gap) takes the other side's row.
+    row_a = np.where(has_a, centre[a], centre[b])
+    row_b = np.where(has_b, centre[b], centre[a])
+    margin = PASS_STROKES * stroke
+    with np.errstate(invalid="ignore"):
+        through = steep & (has_a | has_b) & (top < np.minimum(row_a, row_b) - margin) & (
+            bottom > np.maximum(row_a, row_b) + margin)
+        level = row_a + (row_b - row_a) * (cols - a) / np.maximum(b - a, 1)
+    return through, level
 
 
 def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
