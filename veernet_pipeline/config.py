@@ -417,6 +417,9 @@ class InferParams(_Strict):
     max_height: int = Field(ge=32)
     max_attempts: int = Field(ge=1)
     low_confidence: float = Field(ge=0.0, le=1.0)
+    # The resolution the net was trained at: a scan whose tags state another is read resampled to it
+    # (reading/resolution.py); None = every scan read at its own pixels.
+    net_dpi: float | None = Field(default=None, gt=0.0)
 
 
 class ReviewParams(_Strict):

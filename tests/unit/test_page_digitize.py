@@ -15,6 +15,7 @@ from veernet_pipeline.config import Range, Settings
 from veernet_pipeline.inference.page import digitize_page, digitize_page_file
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import LasCurve, read_curves
+from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.pages.assemble import TrackReading, las_name, merge_section
 from veernet_pipeline.pages.layout import LayoutError, parse_layout
@@ -116,3 +117,22 @@ def test_veernet_digitize_with_a_layout(tmp_path: Path, clean_page: SyntheticPag
     assert sorted(p.name for p in (tmp_path / "las").iterdir()) == ["cli.las", "cli.repeat.las"]
     depth, curves, _ = read_curves(tmp_path / "las" / "cli.las")
     assert len(depth) == 480 and len(curves) == 4  # one curve per track and its _CONF
+
+
+def test_a_page_tagged_at_another_resolution_is_read_resampled_onto_its_own_rows(
+        tmp_path: Path, clean_page: SyntheticPage, test_settings: Settings) -> None:
+    """A page stating 150 dpi is read by the net at 200 (each strip 4/3 as large), its LAS on the page's own rows,
+    within 1.5 px: the 1-px lines, enlarged bilinearly, lose their pixel-exact centres."""
+    scan = write_page(tmp_path / "archive", "well11", clean_page.image, clean_page.layout, clean_page.truth)
+    write_tiff(scan, clean_page.image, compression="zlib", dpi=(150.0, 150.0))  # the same pixels, tagged
+    written = digitize_page_file(scan, tmp_path / "out", InkIsCurve().eval(), "ink-is-curve",
+                                 test_settings.infer.tile_width, test_settings.infer.tile_overlap,
+                                 test_settings.extract, net_dpi=200.0)
+    for las, section in zip(written, clean_page.layout.sections, strict=True):
+        depth, _, _ = read_curves(las)
+        np.testing.assert_allclose(depth, section.depth.depth_at(np.arange(section.top_row, section.bottom_row)))
+        assert "resampled by 1.333 (rows) x 1.333 (columns)" in las.read_text()
+        for track in clean_page.layout.tracks:
+            native = tmp_path / "archive" / native_name("well11", next(
+                t for t in clean_page.truth if (t.section, t.track) == (section.name, track.name)))
+            check_against_native(las, native, track, track.right - track.left, tol_px=1.5)

@@ -48,10 +48,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.layout is not None:
         layout = None if args.layout == BESIDE_THE_SCAN else Path(args.layout)
         written = digitize_page_file(args.scan, args.out, model, label, settings.infer.tile_width,
-                                     settings.infer.tile_overlap, settings.extract, layout, args.qc)
+                                     settings.infer.tile_overlap, settings.extract, layout, args.qc,
+                                     settings.infer.net_dpi)
         return {"las": [str(p) for p in written], "qc": str(args.qc) if args.qc else None, "model": label}
     result = digitize_file(args.scan, args.out, model, label, settings.infer.tile_width,
                            settings.infer.tile_overlap, settings.extract, args.calibration, args.qc,
-                           settings.infer.max_height)
+                           settings.infer.max_height, settings.infer.net_dpi)
     return {"las": str(args.out), "qc": str(args.qc) if args.qc else None, "calibrated": result.calibrated,
             "columns": len(result.depth), "curves": [c.mnemonic for c in result.curves], "model": label}

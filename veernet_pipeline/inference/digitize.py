@@ -8,7 +8,9 @@ their style in the description: `reading.styles`). Each curve gets a `<MNEM>_CON
 (style share x ink probability on the path, divided by the curves reading the same run; 0 where
 the curve was absent or bridged): the review step sorts and filters on it. Any width is read
 (tiled along depth), any height up to `infer.max_height` (padded to a multiple of 32 with the
-validity mask, never resized).
+validity mask). A scan is read at its own pixels unless its TIFF states a resolution other than the
+net's (`infer.net_dpi`): then the net reads it resampled to that, and the rows come back on the
+scan's own grid (`reading.resolution`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from torch import nn
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
-from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.resolution import net_scale, to_net_grid, to_scan_grid
 from veernet_pipeline.reading.styles import as_style_probs
 from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
@@ -76,6 +79,7 @@ def digitize_scan(
     device: str = "cpu",
     max_height: int | None = None,
     source: str = "scan",
+    scale: tuple[float, float] = (1.0, 1.0),
 ) -> DigitizedLog:
     """Digitise one scan: every curve the calibration names, or every curve the map supports.
 
@@ -89,6 +93,8 @@ def digitize_scan(
         device: torch device of the model.
         max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
         source: names the scan in errors.
+        scale: net pixels per scan pixel along (rows, columns) (`reading.resolution.net_scale`): the
+            net reads the scan resampled by it, and the rows come back on the scan's own grid.
 
     Returns:
         Depth (`calibration.column_depths(W)`, or the column index), one value curve and one
@@ -101,15 +107,22 @@ def digitize_scan(
         image: (H, W) uint8.
     """
     height, width = image.shape
-    check_height(height, max_height, source)
-    probs = as_style_probs(predict_probs(model, image, tile_width, tile_overlap, device, mirror=extract.mirror))
+    resampled = scale != (1.0, 1.0)
+    net_image = to_net_grid(image, scale) if resampled else image
+    check_height(net_image.shape[0], max_height, source)
+    probs = as_style_probs(predict_probs(model, net_image, tile_width, tile_overlap, device, mirror=extract.mirror))
     reading = read_track(probs, calibration, extract)
     plan, rows, confidence = reading.plan, reading.rows, reading.confidence
+    if resampled:
+        rows, confidence = to_scan_grid(rows, confidence, scale, width)
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
     if calibration is not None:
         for note in plan.notes:  # a sidecar's curves read otherwise than it says (thick vs thin)
             log.warning("%s: %s", source, note)
+    if resampled:
+        notes.append(f"read by the net resampled by {scale[0]:.4g} (rows) x {scale[1]:.4g} (columns) to the resolution "
+                     "it was trained at (infer.net_dpi); rows and depths are the scan's own pixels")
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first")
@@ -173,6 +186,7 @@ def digitize_file(
     calibration: Path | None = None,
     qc: Path | None = None,
     max_height: int | None = None,
+    net_dpi: float | None = None,
 ) -> DigitizedLog:
     """Digitise one TIFF on disk: `veernet digitize`.
 
@@ -187,12 +201,15 @@ def digitize_file(
             `tranche.calib.json`, else track units.
         qc: where to write the QC overlay, if wanted.
         max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
+        net_dpi: a scan whose tags state another resolution is read resampled to this one
+            (params.yaml `infer.net_dpi`, `reading.resolution`); None = read as it is.
     """
     image = decode_scan(scan)
+    scale = net_scale(read_header(scan).landscape_dpi, net_dpi)
     sidecar = calibration or find_sidecar(Path(scan))
     calib = Calibration.from_file(sidecar) if sidecar else None
     result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract, max_height=max_height,
-                           source=str(scan))
+                           source=str(scan), scale=scale)
     notes = [f"source scan {Path(scan).name}", f"model {model_label}"]
     if sidecar:
         notes.append(f"calibration {Path(sidecar).name}")

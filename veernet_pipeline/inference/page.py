@@ -24,6 +24,7 @@ from veernet_pipeline.pages.assemble import SectionLog, TrackReading, merge_sect
 from veernet_pipeline.pages.cut import Orientation, Strip, cut_page
 from veernet_pipeline.pages.layout import Layout, LayoutError, find_layout, load_layout, read_layout
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.resolution import net_scale
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ def digitize_page(
     device: str = "cpu",
     source: str = "page",
     on_strip: StripHook | None = None,
+    scale: tuple[float, float] = (1.0, 1.0),
 ) -> list[SectionLog]:
     """Read every (section, track) strip of a page and merge each section's tracks.
 
@@ -53,6 +55,7 @@ def digitize_page(
         tile_width, tile_overlap, extract, device: as for `digitize_scan`.
         source: names the page in notes and errors.
         on_strip: called after each strip is read.
+        scale: net pixels per strip pixel along (rows, columns), as for `digitize_scan`.
 
     Returns:
         One `SectionLog` per layout section, in layout order.
@@ -63,7 +66,8 @@ def digitize_page(
     strips = cut_page(image, layout, orientation, source)
     readings: dict[str, list[TrackReading]] = {s.name: [] for s in layout.sections}
     for strip in progress(strips, desc=f"read {Path(source).name}", unit="strip"):
-        result = digitize_scan(model, strip.image, strip.calibration, tile_width, tile_overlap, extract, device)
+        result = digitize_scan(model, strip.image, strip.calibration, tile_width, tile_overlap, extract, device,
+                               source=f"{source} {strip.describe()}", scale=scale)
         classes = ", ".join(f"{c.mnemonic} class {k + 1}" for k, c in enumerate(strip.calibration.curves))
         readings[strip.section.name].append(
             TrackReading(strip.track.name, f"{strip.describe()} ({classes})", result.depth, result.curves,
@@ -88,6 +92,7 @@ def digitize_page_file(
     extract: ExtractParams,
     layout_path: Path | None = None,
     qc_dir: Path | None = None,
+    net_dpi: float | None = None,
 ) -> list[Path]:
     """Digitise one whole-log page TIFF: `veernet digitize PAGE --layout [FILE] --out DIR`.
 
@@ -100,6 +105,8 @@ def digitize_page_file(
         layout_path: the layout file; None = the scan's `<scan>.layout.json` over its folder's
             `tranche.layout.json`.
         qc_dir: if given, one QC picture per strip goes there, `<stem>.<section>.<track>.qc.png`.
+        net_dpi: a page whose tags state another resolution has its strips read resampled to this one
+            (`reading.resolution`); None = read as they are.
 
     Returns:
         The LAS files written, one per section.
@@ -117,14 +124,17 @@ def digitize_page_file(
                               f"(`veernet layout {scan}` drafts one)")
         layout, used = found, find_layout(scan)
     # decode_scan turns a portrait page by np.rot90(k=1); the layout speaks of the page as stored.
-    orientation: Orientation = "decoded" if read_header(scan).rotated else "stored"
+    header = read_header(scan)
+    orientation: Orientation = "decoded" if header.rotated else "stored"
     image = decode_scan(scan)
+    # A strip turns the stored page's rows into its columns (`pages.cut.cut_strip`): its rows run across the page.
+    scale = net_scale(header.dpi, net_dpi)
 
     def write_qc(strip: Strip, result: DigitizedLog) -> None:
         write_qc_png(Path(qc_dir) / qc_name(scan.stem, strip), strip.image, result.rows, result.confidence)
 
     sections = digitize_page(model, image, layout, orientation, tile_width, tile_overlap, extract, source=str(scan),
-                             on_strip=write_qc if qc_dir is not None else None)
+                             on_strip=write_qc if qc_dir is not None else None, scale=scale)
     notes = [f"source page {scan.name}", f"layout {' over '.join(p.name for p in reversed(used))}",
              f"model {model_label}"]
     written = [write_section_las(out_dir, scan.stem, log, notes) for log in sections]

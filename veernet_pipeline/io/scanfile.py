@@ -150,7 +150,8 @@ def decode_step(path: str, rel: str, target: str, max_pixels: int) -> dict[str, 
     try:
         image = decode_scan(path, max_pixels)
         if not Path(target).is_file():  # content-addressed: the same bytes decode to the same image
-            write_tiff(target, image)
+            # The copy keeps the scan's resolution: inference resamples to the net's (reading/resolution.py).
+            write_tiff(target, image, dpi=read_header(path).decoded_dpi)
         return image_statistics(image)
     except Exception as exc:  # noqa: BLE001 - as in header_step
         return failure_fields(rel, exc)

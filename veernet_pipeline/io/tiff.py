@@ -65,6 +65,21 @@ class TiffHeader:
     compression: str
     pages: int  # full-resolution pages in the file
     page: int = 0  # index of the scan page among the file's directories
+    dpi: tuple[float, float] | None = None  # (across, down) the stored page, when its tags state it in inches or cm
+
+    @property
+    def landscape_dpi(self) -> tuple[float, float] | None:
+        """Pixels per inch of the decoded (landscape) image: (down its columns, along its rows), that is
+        (across the track, along depth)."""
+        if self.dpi is None:
+            return None
+        across, down = self.dpi
+        return (across, down) if self.rotated else (down, across)
+
+    @property
+    def decoded_dpi(self) -> tuple[float, float] | None:
+        """The resolution tags (across, down) of the decoded image written as a TIFF of its own (`write_tiff`)."""
+        return None if self.landscape_dpi is None else (self.landscape_dpi[1], self.landscape_dpi[0])
 
     @property
     def rotated(self) -> bool:
@@ -161,8 +176,28 @@ def _header(tif: tifffile.TiffFile, path: Path) -> tuple[TiffHeader, tifffile.Ti
         compression=_tag_name(page.compression, tifffile.COMPRESSION),
         pages=pages,
         page=index,
+        dpi=_resolution(page),
     )
     return header, page
+
+
+def _resolution(page: tifffile.TiffPage) -> tuple[float, float] | None:
+    """Pixels per inch (across, down) from the resolution tags; None unless stated in inches or centimetres.
+
+    A unit of NONE (many writers' default, with 1/1 or 72/1) gives only an aspect ratio, not a resolution.
+    """
+    unit = page.tags.get("ResolutionUnit")
+    per_inch = {2: 1.0, 3: 2.54}.get(int(unit.value) if unit is not None else 2)  # the TIFF default is inches
+    values = [page.tags.get(name) for name in ("XResolution", "YResolution")]
+    if per_inch is None or any(v is None for v in values):
+        return None
+    dpi = []
+    for tag in values:
+        numerator, denominator = tag.value if isinstance(tag.value, tuple) else (tag.value, 1)
+        if not denominator or numerator <= 0:
+            return None
+        dpi.append(per_inch * numerator / denominator)
+    return dpi[0], dpi[1]
 
 
 def read_header(path: Path | str) -> TiffHeader:
@@ -276,7 +311,8 @@ def decode_scan(path: Path | str, max_pixels: int | None = None) -> np.ndarray:
 
 
 def write_tiff(
-    path: Path | str, array: np.ndarray, compression: str | None = "zlib", photometric: str = "minisblack"
+    path: Path | str, array: np.ndarray, compression: str | None = "zlib", photometric: str = "minisblack",
+    dpi: tuple[float, float] | None = None,
 ) -> None:
     """Write a single-page TIFF atomically.
 
@@ -288,10 +324,12 @@ def write_tiff(
             None / ``"none"`` for uncompressed.
         photometric: ``minisblack``, ``miniswhite``, ``rgb`` or ``palette``; the values are stored
             as given, so a MINISWHITE file holds 0 for paper.
+        dpi: pixels per inch (across, down) for the resolution tags; None writes none.
 
     Shape:
         array: (H, W) or (H, W, S).
     """
     codec = None if compression in (None, "none") else compression
     with atomic_path(path) as tmp:
-        tifffile.imwrite(tmp, array, compression=codec, photometric=photometric, metadata=None)
+        resolution = {} if dpi is None else {"resolution": dpi, "resolutionunit": "INCH"}
+        tifffile.imwrite(tmp, array, compression=codec, photometric=photometric, metadata=None, **resolution)

@@ -39,7 +39,7 @@ from typing import Any
 from veernet_pipeline.io.calibration import CalibrationError
 from veernet_pipeline.io.scan_errors import BAD_LAYOUT, UNSUPPORTED, ScanReadError
 from veernet_pipeline.io.scanfile import ReadRules, failure_fields, header_fields, image_statistics
-from veernet_pipeline.io.tiff import check_budget, decode_scan, read_header, unsupported_reason, write_tiff
+from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_scan, read_header, unsupported_reason, write_tiff
 from veernet_pipeline.pages.cut import Strip, cut_page
 from veernet_pipeline.pages.layout import LayoutError, Skew, load_layout
 from veernet_pipeline.provenance import file_sha256
@@ -60,8 +60,14 @@ def strip_sha256(page: str, page_sha256: str, strip: Strip, skew: Skew | None) -
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
+def strip_dpi(page: TiffHeader) -> tuple[float, float] | None:
+    """The resolution tags (across, down) of a page's strips: a strip turns the stored page's rows into its columns
+    (`pages.cut.cut_strip`), so its across is the page's down."""
+    return None if page.dpi is None else (page.dpi[1], page.dpi[0])
+
+
 def _strip_fields(rel: str, page_sha256: str, strip: Strip, skew: Skew | None, count: int, out_dir: Path,
-                  scans: str, rules: ReadRules, declined: bool) -> dict[str, Any]:
+                  scans: str, rules: ReadRules, declined: bool, dpi: tuple[float, float] | None) -> dict[str, Any]:
     sha = strip_sha256(rel, page_sha256, strip, skew)
     height, width = strip.image.shape
     fields: dict[str, Any] = {
@@ -76,7 +82,7 @@ def _strip_fields(rel: str, page_sha256: str, strip: Strip, skew: Skew | None, c
     calibration = f"{scans}/{sha[:16]}{CALIBRATION_SUFFIX}"
     # Named by identity, which covers the pixels' source and the sidecar: an existing file holds these bytes.
     if not (out_dir / decoded).is_file():
-        write_tiff(out_dir / decoded, strip.image)
+        write_tiff(out_dir / decoded, strip.image, dpi=dpi)  # the page's resolution (inference resamples)
     if not (out_dir / calibration).is_file():
         strip.calibration.write(out_dir / calibration)
     fields.update(decoded=decoded, calibration=calibration,
@@ -106,7 +112,7 @@ def page_step(path: str, rel: str, out_dir: str, scans: str, rules: ReadRules) -
         strips = cut_page(image, layout, "decoded" if header.rotated else "stored", rel)
         declined = rules.declines_format(header)  # the page's bits or pages: validation rejects every strip
         rows = [{**header_fields(header), **_strip_fields(rel, sha, s, layout.skew, len(strips), Path(out_dir), scans,
-                                                          rules, declined)} for s in strips]
+                                                          rules, declined, strip_dpi(header))} for s in strips]
         return {"strips": rows, "sha256": sha, "bytes": size}
     except (LayoutError, CalibrationError) as exc:
         # A strip's sidecar comes from the layout, so its calibration error is the layout's too.
