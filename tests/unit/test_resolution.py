@@ -46,8 +46,12 @@ def test_net_scale_resamples_only_a_stated_resolution_unlike_the_nets() -> None:
     assert net_scale((196.0, 204.0), 200.0) == (1.0, 1.0)  # a fine fax page: within 10 %
     assert net_scale((98.0, 204.0), 200.0) == pytest.approx((200 / 98, 1.0))  # a normal fax page: rows only
     assert net_scale(None, 200.0) == (1.0, 1.0) and net_scale((300.0, 300.0), None) == (1.0, 1.0)
-    assert net_scale((72.0, 72.0), 200.0) == (1.0, 1.0)  # software's default, not a scan's
-    assert net_scale((72.0, 144.0), 200.0) == pytest.approx((200 / 72, 200 / 144))
+    # Image software's defaults (72, 96, matplotlib's 100) are no scanner's: read as drawn.
+    for software in (72.0, 96.0, 100.0, 64.0):
+        assert net_scale((software, software), 200.0) == (1.0, 1.0)
+    assert net_scale((100.0, 300.0), 200.0) == (1.0, 1.0)
+    assert net_scale((150.0, 150.0), 200.0) == pytest.approx((4 / 3, 4 / 3))
+    assert net_scale((204.0, 98.0), 200.0) == pytest.approx((1.0, 200 / 98))  # a fax page turned to landscape
 
 
 def test_to_net_grid_takes_the_area_mean_where_it_shrinks() -> None:

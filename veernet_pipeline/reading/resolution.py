@@ -7,9 +7,10 @@ log scanned at 300 dpi, whose dashes and pens are half as long again, reads far 
 therefore resampled to `infer.net_dpi` along each axis before the net sees it (a fax page of
 204 x 98 dpi gets each axis its own factor), read there, and its rows and confidences are brought
 back to the scan's own columns and rows, so depths, sidecars, page layouts and QC pictures keep
-speaking of the scan's pixels. A scan that states no resolution, one within `TOLERANCE` of the
-net's, or a screen resolution that image software writes by default (`SOFTWARE_DEFAULTS` on both
-axes: no scanner of logs works there) is read as it is.
+speaking of the scan's pixels. A scan is read as it is when it states no resolution, one within
+`TOLERANCE` of the net's, or one below `MIN_SCANNER_DPI` on either axis other than a fax page's
+98 lines per inch: image software writes 72, 96 or 100 dpi (matplotlib's figure dpi, a renderer's
+64) where it knows none, and no scanner of logs works there.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from PIL import Image
 
 # Resolutions within this share of the net's are read as they are (a 204 x 196 dpi fax page at 200).
 TOLERANCE = 0.1
-# What image software states when it knows no resolution; a log scanned at 72 dpi would lose its pens.
-SOFTWARE_DEFAULTS = (72.0, 96.0)
+# Below this a stated resolution is image software's default, not a scanner's (logs are scanned at 150-600).
+MIN_SCANNER_DPI = 150.0
+# A fax page in normal mode: 204 dots per inch across, 98 lines per inch down.
+FAX_NORMAL = (98.0, 204.0)
 
 
 def net_scale(dpi: tuple[float, float] | None, net_dpi: float | None) -> tuple[float, float]:
@@ -30,10 +33,16 @@ def net_scale(dpi: tuple[float, float] | None, net_dpi: float | None) -> tuple[f
         dpi: the scan's resolution along (rows, columns) of the landscape image (`TiffHeader.landscape_dpi`).
         net_dpi: the resolution the net was trained at (params.yaml `infer.net_dpi`); None = never resample.
     """
-    if dpi is None or net_dpi is None or any(dpi[0] == dpi[1] == d for d in SOFTWARE_DEFAULTS):
+    if dpi is None or net_dpi is None or not (min(dpi) >= MIN_SCANNER_DPI or _is_fax_normal(dpi)):
         return 1.0, 1.0
     scale = [net_dpi / d for d in dpi]
     return tuple(1.0 if abs(s - 1.0) <= TOLERANCE else s for s in scale)  # type: ignore[return-value]
+
+
+def _is_fax_normal(dpi: tuple[float, float]) -> bool:
+    """98 x 204 dpi either way round (a portrait fax page is turned to landscape), within `TOLERANCE`."""
+    return any(all(abs(d / f - 1.0) <= TOLERANCE for d, f in zip(pair, FAX_NORMAL, strict=True))
+               for pair in (dpi, dpi[::-1]))
 
 
 def to_net_grid(image: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
