@@ -22,7 +22,8 @@ from PIL import Image
 TOLERANCE = 0.1
 # Below this a stated resolution is image software's default, not a scanner's (logs are scanned at 150-600).
 MIN_SCANNER_DPI = 150.0
-# A fax page in normal mode: 204 dots per inch across, 98 lines per inch down.
+# A fax page in normal mode: 98 lines per inch, 204 dots per inch along each line (either may be a landscape
+# image's rows, as the page was turned).
 FAX_NORMAL = (98.0, 204.0)
 
 
@@ -35,8 +36,8 @@ def net_scale(dpi: tuple[float, float] | None, net_dpi: float | None) -> tuple[f
     """
     if dpi is None or net_dpi is None or not (min(dpi) >= MIN_SCANNER_DPI or _is_fax_normal(dpi)):
         return 1.0, 1.0
-    scale = [net_dpi / d for d in dpi]
-    return tuple(1.0 if abs(s - 1.0) <= TOLERANCE else s for s in scale)  # type: ignore[return-value]
+    rows, columns = (net_dpi / d for d in dpi)
+    return (1.0 if abs(rows - 1.0) <= TOLERANCE else rows, 1.0 if abs(columns - 1.0) <= TOLERANCE else columns)
 
 
 def _is_fax_normal(dpi: tuple[float, float]) -> bool:
