@@ -114,6 +114,14 @@ def test_wrap_counts_follow_a_trace_across_the_edges() -> None:
     assert wrap_counts(rows, height, 0).tolist() == [0] * len(rows)  # no backup scale declared
 
 
+def test_a_trace_that_starts_wrapped_starts_on_the_scale_that_keeps_it_most_on_the_main_one() -> None:
+    # Leaves the top edge after 4 columns and re-enters at the bottom for 6: started on the backup scale (+1),
+    # so 6 columns, not 4, lie on the main scale (starting on the main scale would put the last 6 on -1).
+    rows = np.array([50, 50, 10, 3, 97, 80, 60, 50, 50, 50], dtype=float)
+    assert wrap_counts(rows, 100, 1).tolist() == [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert wrap_counts(np.full(5, np.nan), 100, 1).tolist() == [0] * 5  # nothing read: the main scale
+
+
 def test_rows_to_values_undoes_skew_and_wrap() -> None:
     width, height = 400, 120
     calib = Calibration.from_dict({

@@ -4,7 +4,8 @@ The calibration sidecar (`io.calibration`) maps a track row to a value; two thin
 row read off the image and that mapping: a skewed scan's rows are image rows, not track rows
 (`Calibration.image_rows_to_track` undoes it), and a curve with a backup scale re-enters from
 the opposite edge when it runs off the track, so the scale a column is read on has to be
-inferred from where the trace leaves and re-enters (`wrap_counts`).
+inferred from where the trace leaves and re-enters, and the scale the log starts on from which
+start keeps the curve on its main scale longest (`wrap_counts`).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2
 
     A trace that leaves near the bottom edge and is next seen near the top has wrapped onto the
     next backup scale (+1); the other way round, back (-1). The count is clipped to the
-    sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0). The
-    log is assumed to start on the main scale: a stretch that begins already wrapped cannot be
-    told from the picture alone.
+    sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0).
+    Where the log starts cannot be told from the picture alone, so the count starts on the scale
+    (-`max_wraps`..`max_wraps`) that leaves the most read columns on the main scale: a log is
+    scaled so that its curves mostly fit, and a curve that starts wrapped shows it when it comes
+    back (ties: the main scale, then the nearest to it).
 
     Shape:
         rows: (W,) subpixel track rows, NaN where the curve was not read. Returns (W,) int.
@@ -44,11 +47,17 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2
         return wraps
     fraction = (np.asarray(rows, dtype=np.float64) + 0.5) / height
     seen = np.nonzero(np.isfinite(fraction))[0]
-    count = 0
-    for before, after in zip(seen[:-1], seen[1:], strict=True):
-        if fraction[before] > 1 - edge and fraction[after] < edge:
-            count = min(count + 1, max_wraps)
-        elif fraction[before] < edge and fraction[after] > 1 - edge:
-            count = max(count - 1, -max_wraps)
-        wraps[after] = count
+    if not seen.size:
+        return wraps
+    steps = [1 if fraction[b] > 1 - edge and fraction[a] < edge else -1 if fraction[b] < edge and fraction[a] > 1 - edge
+             else 0 for b, a in zip(seen[:-1], seen[1:], strict=True)]
+    best = None
+    for start in sorted(range(-max_wraps, max_wraps + 1), key=abs):
+        counts = [start]
+        for step in steps:
+            counts.append(min(max(counts[-1] + step, -max_wraps), max_wraps))
+        on_main = counts.count(0)
+        if best is None or on_main > best[0]:
+            best = (on_main, counts)
+    wraps[seen] = best[1]
     return wraps
