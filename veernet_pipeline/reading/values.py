@@ -49,15 +49,16 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2
     seen = np.nonzero(np.isfinite(fraction))[0]
     if not seen.size:
         return wraps
-    steps = [1 if fraction[b] > 1 - edge and fraction[a] < edge else -1 if fraction[b] < edge and fraction[a] > 1 - edge
-             else 0 for b, a in zip(seen[:-1], seen[1:], strict=True)]
-    best = None
-    for start in sorted(range(-max_wraps, max_wraps + 1), key=abs):
+    before, after = fraction[seen[:-1]], fraction[seen[1:]]
+    steps = np.where((before > 1 - edge) & (after < edge), 1, np.where((before < edge) & (after > 1 - edge), -1, 0))
+
+    def follow(start: int) -> list[int]:
         counts = [start]
         for step in steps:
-            counts.append(min(max(counts[-1] + step, -max_wraps), max_wraps))
-        on_main = counts.count(0)
-        if best is None or on_main > best[0]:
-            best = (on_main, counts)
-    wraps[seen] = best[1]
+            counts.append(min(max(counts[-1] + int(step), -max_wraps), max_wraps))
+        return counts
+
+    # max() keeps the first of equals: the main scale, then the nearest to it.
+    starts = sorted(range(-max_wraps, max_wraps + 1), key=abs)
+    wraps[seen] = max((follow(start) for start in starts), key=lambda counts: counts.count(0))
     return wraps
