@@ -114,11 +114,13 @@ def test_wrap_counts_follow_a_trace_across_the_edges() -> None:
     assert wrap_counts(rows, height, 0).tolist() == [0] * len(rows)  # no backup scale declared
 
 
-def test_a_trace_that_starts_wrapped_starts_on_the_scale_that_keeps_it_most_on_the_main_one() -> None:
-    # Leaves the top edge after 4 columns and re-enters at the bottom for 6: started on the backup scale (+1),
-    # so 6 columns, not 4, lie on the main scale (starting on the main scale would put the last 6 on -1).
-    rows = np.array([50, 50, 10, 3, 97, 80, 60, 50, 50, 50], dtype=float)
-    assert wrap_counts(rows, 100, 1).tolist() == [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+def test_a_trace_that_starts_wrapped_starts_on_the_scale_that_keeps_it_clearly_longer_on_the_main_one() -> None:
+    # Leaves the top edge after 3 columns and re-enters at the bottom for 9: started on the backup scale (+1),
+    # so 9 columns, not 3, lie on the main scale; 9 >= 3 + START_MARGIN x 12 = 6.
+    rows = np.array([50, 10, 3, 97, 80, 60, 50, 50, 50, 50, 50, 50], dtype=float)
+    assert wrap_counts(rows, 100, 1).tolist() == [1, 1, 1] + [0] * 9
+    # Half and half (3 and 3): no clear gain, so the main-scale start holds and the rest reads on -1.
+    assert wrap_counts(rows[:6], 100, 1).tolist() == [0, 0, 0, -1, -1, -1]
     assert wrap_counts(np.full(5, np.nan), 100, 1).tolist() == [0] * 5  # nothing read: the main scale
 
 

@@ -14,6 +14,9 @@ import numpy as np
 
 from veernet_pipeline.io.calibration import Calibration
 
+# Share of the read columns another starting scale must add on the main scale to be taken (`wrap_counts`).
+START_MARGIN = 0.25
+
 
 def rows_to_values(calib: Calibration, rows: np.ndarray, height: int, curve: int) -> tuple[np.ndarray, np.ndarray]:
     """Image rows read for one curve -> its physical values, wrapped stretches on their backup scale.
@@ -34,10 +37,10 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2
     A trace that leaves near the bottom edge and is next seen near the top has wrapped onto the
     next backup scale (+1); the other way round, back (-1). The count is clipped to the
     sidecar's `max_wraps`; a curve without a backup scale is always on its main scale (0).
-    Where the log starts cannot be told from the picture alone, so the count starts on the scale
-    (-`max_wraps`..`max_wraps`) that leaves the most read columns on the main scale: a log is
-    scaled so that its curves mostly fit, and a curve that starts wrapped shows it when it comes
-    back (ties: the main scale, then the nearest to it).
+    Where the log starts cannot be told from the picture alone. It starts on the main scale unless
+    another (-`max_wraps`..`max_wraps`) leaves `START_MARGIN` more of the read columns on the main
+    scale: a log is scaled so that its curves mostly fit, and a curve that starts wrapped shows it
+    when it comes back.
 
     Shape:
         rows: (W,) subpixel track rows, NaN where the curve was not read. Returns (W,) int.
@@ -58,7 +61,10 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, edge: float = 0.2
             counts.append(min(max(counts[-1] + int(step), -max_wraps), max_wraps))
         return counts
 
-    # max() keeps the first of equals: the main scale, then the nearest to it.
-    starts = sorted(range(-max_wraps, max_wraps + 1), key=abs)
-    wraps[seen] = max((follow(start) for start in starts), key=lambda counts: counts.count(0))
+    # Another start must leave clearly more columns on the main scale: a curve that wraps for half its length
+    # keeps the main-scale start. max() keeps the first of equals: the nearest to the main scale.
+    main = follow(0)
+    others = [follow(start) for start in sorted(range(-max_wraps, max_wraps + 1), key=abs) if start]
+    best = max(others, key=lambda counts: counts.count(0))
+    wraps[seen] = best if best.count(0) >= main.count(0) + START_MARGIN * len(seen) else main
     return wraps
