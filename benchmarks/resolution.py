@@ -36,8 +36,7 @@ from tqdm import tqdm
 
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
-from veernet_pipeline.evaluation.metrics import curve_metrics
-from veernet_pipeline.evaluation.truth import truth_band, truth_tracks
+from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.inference.digitize import digitize_scan
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.tiff import decode_scan
@@ -56,12 +55,9 @@ def enlarge(image: np.ndarray, scale: float) -> np.ndarray:
 def curve_scores(rows: np.ndarray, truth: np.ndarray, classes: list[tuple[int, ...]], styles: list[str],
                  height: int) -> list[dict[str, Any]]:
     """Each curve's R^2 and MAE, the read rows assigned to the truths as `evaluate` assigns them."""
-    n_curves = len(truth)
-    _, _, order = score_curves(rows[:n_curves], truth, classes, height)
-    pred = (rows[:n_curves][order] + 0.5) / height
-    lo, hi = truth_band(truth)
-    metrics = [curve_metrics(pred[k], truth[k], (lo[k], hi[k])) for k in range(n_curves)]
-    return [{"style": styles[k], "r2": float(m["r2"]), "mae": float(m["mae"])} for k, m in enumerate(metrics)]
+    scores, _, _ = score_curves(rows[:len(truth)], truth, classes, height)
+    return [{"style": style, "r2": float(m["r2"]), "mae": float(m["mae"])} for style, m in zip(styles, scores,
+                                                                                                 strict=True)]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -23,9 +23,8 @@ does. So do we (docs/reading.md):
 5. Identity. Every curve's runs have a typical height (a heavy pen or a busy curve leaves taller
    ones), so the track is searched again with a cost for runs unlike each curve's own
    (`height_weight_styles`): where the net's style names leave two lines ambiguous, the heights
-   decide. Curves of the same
-   classes are interchangeable to every style cost, so a group of them whose typical run heights
-   differ is searched again with that cost among themselves (`reread_by_height`);
+   decide. Curves of the same classes are interchangeable to every style cost, so a group of them
+   whose typical run heights differ is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
    other's line after it gets that line (`untangle`). Then they are listed top first (`same_class_order`).
 """
@@ -278,9 +277,10 @@ def _passing(centre: np.ndarray, top: np.ndarray, bottom: np.ndarray, steep: np.
     """Where the curve passes across an upright stroke (a heavy depth line, lettering), and its row there.
 
     A steep run whose ink reaches well past the curve's rows on both sides, the curve's rows being
-    those of its nearest ordinary (not steep) columns within `PASS_COLUMNS` each side, is no stroke
-    of the curve's: a curve's steep stretch runs from one side's row to the other's, a spike's tip
-    lies beyond them on one side only. There the curve reads the straight line between those rows.
+    those of its nearest ordinary (not steep) columns within `PASS_COLUMNS` each side (one side
+    only where the curve comes out of a gap), is no stroke of the curve's: a curve's steep stretch
+    runs from one side's row to the other's, a spike's tip lies beyond them on one side only. There
+    the curve reads the straight line between those rows.
 
     Shape:
         centre, top, bottom, steep: (W,). Returns (W,) bool and (W,) rows.
