@@ -418,7 +418,8 @@ class InferParams(_Strict):
     max_attempts: int = Field(ge=1)
     low_confidence: float = Field(ge=0.0, le=1.0)
     # The resolution the net was trained at: a scan whose tags state another is read resampled to it
-    # (reading/resolution.py); None = every scan read at its own pixels.
+    # (io/resolution.py, reading/resolution.py), and ingest holds its size to the validate bounds on
+    # that grid; None = every scan read, and held, at its own pixels.
     net_dpi: float | None = Field(default=None, gt=0.0)
 
 

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from tests.pages import small_page_params
-from veernet_pipeline.config import LowerBound, Settings
+from veernet_pipeline.config import LowerBound, Range, Settings
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.ingest import _check_counts, ingest_archive
 from veernet_pipeline.io.manifest import read_manifest
-from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.io.tiff import decode_scan, read_header, write_tiff
 from veernet_pipeline.stages.ingest import PAGES
 from veernet_pipeline.synthetic.curves import load_wells
 from veernet_pipeline.synthetic.page import render_page
@@ -50,6 +50,28 @@ def test_a_page_is_cut_into_strip_rows_with_their_sidecars(tmp_path: Path, test_
         assert (calibration.depth_top, calibration.depth_bottom) == pytest.approx((top, bottom))
         assert calibration.curves[0].top_value == next(
             c.right_value for c in track.curves if c.mnemonic == calibration.curves[0].mnemonic)
+
+
+def test_a_pages_strips_are_held_to_the_bounds_at_the_pages_resolution(tmp_path: Path,
+                                                                       test_settings: Settings) -> None:
+    page = render_page(5, 0, small_page_params(), test_settings.synthesize, load_wells(""))
+    raw = tmp_path / "raw"
+    scan = write_page(raw, "well", page.image, page.layout, [])
+    # Tagged 300 dpi across the portrait page (a strip's rows) and 400 dpi down it (a strip's columns).
+    write_tiff(scan, page.image, dpi=(300.0, 400.0))
+    bounds = test_settings.validate_.model_copy(update={"width": LowerBound(min=150),
+                                                        "height": Range(min=50, max=256)})
+    ingest_archive(raw, tmp_path / "ing", test_settings.ingest, bounds, pages=PAGES, net_dpi=200.0)
+    manifest = read_manifest(tmp_path / "ing")[0]
+    assert len(manifest) == len(page.layout.sections) * len(page.layout.tracks)
+    for row in manifest.itertuples():
+        # By hand: a strip's rows at 300 dpi read at 2/3 of their number, its columns at 400 dpi at 1/2.
+        assert (row.net_height, row.net_width) == (round(row.height * 2 / 3), round(row.width / 2)), row.path
+        # The 480-row main section reads 240 columns long (kept), the 240-row repeat 120 (below 150: not decoded).
+        assert bool(row.decoded) == (row.width / 2 >= 150), row.path
+        if row.decoded:
+            assert read_header(tmp_path / "ing" / row.decoded).landscape_dpi == (300.0, 400.0)
+    assert {row.width for row in manifest.itertuples()} == {480, 240}
 
 
 def test_an_unchanged_page_is_not_read_again_and_an_edited_layout_is(tmp_path: Path, test_settings: Settings) -> None:

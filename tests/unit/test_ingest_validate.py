@@ -240,8 +240,8 @@ def test_report_holds_counts_and_gx_result_matching_pandera(archive: dict, param
     assert gx["success"] is False and gx["rows"] == 12  # the scans whose headers ingest could read
     by_column = {e["column"]: e for e in gx["expectations"]}
     assert params.width.max is None  # inference reads any length: no upper bound
-    assert by_column["width"]["bound"] == {"min_value": params.width.min}
-    assert by_column["height"]["bound"] == {"min_value": params.height.min, "max_value": params.height.max}
+    assert by_column["net_width"]["bound"] == {"min_value": params.width.min}
+    assert by_column["net_height"]["bound"] == {"min_value": params.height.min, "max_value": params.height.max}
     assert by_column["bits"]["bound"] == {"value_set": params.bits}
     assert by_column["pages"]["bound"] == {"min_value": 1, "max_value": params.max_pages}
     quarantine = pd.read_parquet(archive["validated"] / "quarantine.parquet")
@@ -281,10 +281,12 @@ def test_run_expectations_on_an_accepted_frame(archive: dict, params: ValidatePa
 def test_schema_uses_the_same_bounds(archive: dict, params: ValidateParams) -> None:
     validated = pd.read_parquet(archive["validated"] / "validated.parquet")
     manifest_schema(params).validate(validated)
-    too_tall = validated.assign(height=params.height.max + 1)
+    # The bound is on the net's grid: a scan stored taller but read at the bound's height passes.
+    manifest_schema(params).validate(validated.assign(height=params.height.max * 3 // 2))
+    too_tall = validated.assign(net_height=params.height.max + 1)
     with pytest.raises(pa.errors.SchemaErrors) as err:
         manifest_schema(params).validate(too_tall, lazy=True)
-    assert set(err.value.failure_cases["column"]) == {"height"}
+    assert set(err.value.failure_cases["column"]) == {"net_height"}
 
 
 def test_reason_codes_cover_ingest_error_codes() -> None:
@@ -324,3 +326,32 @@ def test_missing_archive_and_manifest_name_the_folder(tmp_path: Path, params: Va
         ingest_archive(tmp_path / "nowhere", tmp_path / "ing", ingest, params)
     with pytest.raises(FileNotFoundError, match="run the ingest stage"):
         validate_manifest(tmp_path / "ing", tmp_path / "val", params)
+
+
+def test_a_scan_at_another_resolution_is_held_to_the_bounds_at_its_size_on_the_nets_grid(
+        tmp_path: Path, params: ValidateParams, ingest: IngestParams) -> None:
+    # Height bounds 96-256 px at 200 dpi. Sizes on the net's grid by hand: 300 dpi is 2/3, 400 dpi is 1/2.
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    write_tiff(raw / "tall_300dpi.tif", _scan(330, 600, 20), dpi=(300.0, 300.0))  # 220 x 400: a track
+    write_tiff(raw / "taller_300dpi.tif", _scan(420, 600, 21), dpi=(300.0, 300.0))  # 280 x 400: too tall
+    write_tiff(raw / "tall_untagged.tif", _scan(330, 600, 22))  # no resolution: 330 px as it is
+    write_tiff(raw / "short_400dpi.tif", _scan(160, 800, 23), dpi=(400.0, 400.0))  # 80 x 400: too low
+    ingest_archive(raw, tmp_path / "ing", ingest, params, net_dpi=200.0)
+    manifest = read_manifest(tmp_path / "ing")[0].set_index("path")
+    assert manifest.loc["tall_300dpi.tif", ["net_height", "net_width"]].tolist() == [220, 400]
+    assert manifest.loc["short_400dpi.tif", ["net_height", "net_width"]].tolist() == [80, 400]
+    assert manifest.loc["tall_untagged.tif", ["net_height", "net_width"]].tolist() == [330, 600]
+    assert manifest.loc["tall_300dpi.tif", "decoded"] and not manifest.loc["taller_300dpi.tif", "decoded"]
+    validate_manifest(tmp_path / "ing", tmp_path / "val", params)
+    assert pd.read_parquet(tmp_path / "val" / "validated.parquet")["path"].tolist() == ["tall_300dpi.tif"]
+    reason = pd.read_parquet(tmp_path / "val" / "quarantine.parquet").set_index("path")["reason"]
+    assert reason["taller_300dpi.tif"].startswith(
+        "taller_300dpi.tif: height 280 px on the net's grid (420 px as scanned) is outside 96-256; ")
+    assert reason["short_400dpi.tif"].startswith(
+        "short_400dpi.tif: height 80 px on the net's grid (160 px as scanned) is outside 96-256; ")
+    assert reason["tall_untagged.tif"].startswith("tall_untagged.tif: height 330 px is outside 96-256; ")
+    # Without a net resolution every scan is held at its own pixels: the 400-dpi scan is a track, the 300-dpi not.
+    ingest_archive(raw, tmp_path / "ing_as_is", ingest, params, net_dpi=None)
+    validate_manifest(tmp_path / "ing_as_is", tmp_path / "val_as_is", params)
+    assert pd.read_parquet(tmp_path / "val_as_is" / "validated.parquet")["path"].tolist() == ["short_400dpi.tif"]

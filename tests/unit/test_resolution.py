@@ -11,10 +11,11 @@ import tifffile
 from tests.nets import InkIsCurve
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.digitize import digitize_file, digitize_scan
+from veernet_pipeline.io.resolution import net_scale
 from veernet_pipeline.io.scanfile import decode_step
 from veernet_pipeline.io.tiff import TiffHeader, read_header, write_tiff
 from veernet_pipeline.pages.strips import strip_dpi
-from veernet_pipeline.reading.resolution import net_scale, to_net_grid, to_scan_grid
+from veernet_pipeline.reading.resolution import to_net_grid, to_scan_grid
 
 
 def test_resolution_tags_are_read_in_inches_or_centimetres_and_follow_the_rotation(tmp_path: Path) -> None:

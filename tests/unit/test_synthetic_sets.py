@@ -235,12 +235,14 @@ def test_archive_sizes_come_from_the_validated_scans(tmp_path: Path) -> None:
                          "synthesize.multiclass_generated=12")
     with pytest.raises(FileNotFoundError, match="validated.parquet is missing.*size_source"):
         synthesize_sets(settings)
-    # Two sizes inside the validate bounds, one taller than them (an archive scan may be).
-    sizes = pd.DataFrame({"height": [100, 128, 300], "width": [352, 600, 500]})
+    # Two sizes inside the validate bounds, one taller than them (an archive scan may be). The third scan
+    # is a 300-dpi one, 450 x 750 px as stored: the net reads it, and training draws it, at 300 x 500.
+    sizes = pd.DataFrame({"net_height": [100, 128, 300], "net_width": [352, 600, 500]})
     settings.path("validated").mkdir(parents=True)
-    sizes.to_parquet(settings.path("validated") / "validated.parquet")
+    sizes.assign(height=[100, 128, 450], width=[352, 600, 750]).to_parquet(
+        settings.path("validated") / "validated.parquet")
     synthesize_sets(settings)
-    allowed = set(zip(sizes.height, sizes.width, strict=True))
+    allowed = set(zip(sizes.net_height, sizes.net_width, strict=True))
     drawn = set()
     for name in ("binary", "multiclass"):
         set_dir = settings.path("synthetic") / name

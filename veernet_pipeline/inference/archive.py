@@ -36,10 +36,10 @@ from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.manifest import sidecar_path
+from veernet_pipeline.io.resolution import net_scale
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
-from veernet_pipeline.reading.resolution import net_scale
 
 log = logging.getLogger(__name__)
 

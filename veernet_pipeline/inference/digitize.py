@@ -25,10 +25,11 @@ from torch import nn
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
+from veernet_pipeline.io.resolution import net_scale
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.resolution import net_scale, to_net_grid, to_scan_grid
+from veernet_pipeline.reading.resolution import to_net_grid, to_scan_grid
 from veernet_pipeline.reading.styles import as_style_probs
 from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
@@ -93,7 +94,7 @@ def digitize_scan(
         device: torch device of the model.
         max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
         source: names the scan in errors.
-        scale: net pixels per scan pixel along (rows, columns) (`reading.resolution.net_scale`): the
+        scale: net pixels per scan pixel along (rows, columns) (`io.resolution.net_scale`): the
             net reads the scan resampled by it, and the rows come back on the scan's own grid.
 
     Returns:

@@ -19,12 +19,12 @@ from torch import nn
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, write_qc_png
+from veernet_pipeline.io.resolution import net_scale
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.pages.assemble import SectionLog, TrackReading, merge_section, write_section_las
 from veernet_pipeline.pages.cut import Orientation, Strip, cut_page
 from veernet_pipeline.pages.layout import Layout, LayoutError, find_layout, load_layout, read_layout
 from veernet_pipeline.progress import progress
-from veernet_pipeline.reading.resolution import net_scale
 
 logger = logging.getLogger(__name__)
 

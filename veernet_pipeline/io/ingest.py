@@ -102,11 +102,11 @@ def scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...], tranche: 
     return sorted(found, key=lambda p: p.relative_to(raw_dir).as_posix())
 
 
-def read_rules(ingest: IngestParams, bounds: ValidateParams) -> ReadRules:
-    """The header step's rules: the pixel budget and the `validate:` bounds."""
+def read_rules(ingest: IngestParams, bounds: ValidateParams, net_dpi: float | None) -> ReadRules:
+    """The header step's rules: the pixel budget and the `validate:` bounds on the grid of `net_dpi`."""
     return ReadRules(max_pixels=ingest.max_pixels, width_min=bounds.width.min, width_max=bounds.width.max,
                      height_min=bounds.height.min, height_max=bounds.height.max, bits=tuple(bounds.bits),
-                     max_pages=bounds.max_pages)
+                     max_pages=bounds.max_pages, net_dpi=net_dpi)
 
 
 def _keys(rules: ReadRules, params: IngestParams) -> dict[str, str]:
@@ -213,7 +213,8 @@ def _check_counts(raw_dir: Path, files: list[Path], pages: set[str], manifest: A
 
 
 def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: ValidateParams,
-                   tranche: str | None = None, pages: PageReader | None = None) -> dict[str, int]:
+                   tranche: str | None = None, pages: PageReader | None = None,
+                   net_dpi: float | None = None) -> dict[str, int]:
     """Walk an archive, read its scans in worker processes and write ``out_dir/manifest.parquet``.
 
     Args:
@@ -223,6 +224,8 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         bounds: the ``validate:`` section: a scan whose header misses a bound is not decoded.
         tranche: only this tranche's files (`io.tranches`); manifest paths stay relative to ``raw_dir``.
         pages: how to recognise and cut whole-log pages; None reads every file as one scan.
+        net_dpi: ``infer.net_dpi``: a scan tagged with another resolution is held to `bounds` at its size
+            on that grid (`io.resolution`); None holds every scan at its own pixels.
 
     Returns:
         ``{"files", "pages", "strips", "rows", "decoded", "errors", "read", "reused"}``: ``files``
@@ -236,7 +239,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     if not raw_dir.is_dir():
         raise EmptyArchive(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
     files = scan_files(raw_dir, params.extensions, tranche)
-    rules = read_rules(params, bounds)
+    rules = read_rules(params, bounds, net_dpi)
     keys = _keys(rules, params)
     known, known_keys = read_state(out_dir)
     if known_keys.get("read_key") != keys["read_key"]:

@@ -39,6 +39,10 @@ MANIFEST_DTYPES: dict[str, str] = {
     "height": "int64",
     "stored_width": "int64",
     "stored_height": "int64",
+    # The landscape size as the net reads it (`io.resolution`): width and height unless the TIFF states a
+    # resolution unlike ``infer.net_dpi``. Validation holds these to the size bounds.
+    "net_width": "int64",
+    "net_height": "int64",
     "rotated": "bool",
     "bits": "int64",
     "samples": "int64",

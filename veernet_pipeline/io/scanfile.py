@@ -11,7 +11,8 @@ The header step decides from the tags alone, before any pixel is decoded:
 1. the file hashes and parses as a TIFF whose data lies inside it (``unreadable``, ``truncated``);
 2. its pixels fit the budget, ``ingest.max_pixels`` (``too_large``);
 3. its compression, photometric and sample format decode (``unsupported``);
-4. its landscape size, bit depth and page count are within ``validate:`` (`ReadRules.declines`):
+4. its landscape size on the net's grid (`io.resolution`), bit depth and page count are within
+   ``validate:`` (`ReadRules.declines`):
    otherwise it is not decoded, and validation quarantines it with the bound it missed.
 
 Only a file passing all four is decoded, in the decode step.
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from veernet_pipeline.io.resolution import net_scale, net_size
 from veernet_pipeline.io.scan_errors import TOO_LARGE, UNREADABLE, UNSUPPORTED, ScanReadError
 from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_scan, read_header, unsupported_reason, write_tiff
 from veernet_pipeline.provenance import file_sha256
@@ -39,7 +41,11 @@ INK_BELOW = 128
 
 @dataclass(frozen=True)
 class ReadRules:
-    """What the header step decides with: the pixel budget and the `validate:` bounds a header can be held to."""
+    """What the header step decides with: the pixel budget and the `validate:` bounds a header can be held to.
+
+    The size bounds apply on the net's grid (`io.resolution`): `net_dpi` is ``infer.net_dpi`` (None: every
+    scan is held at its own pixels).
+    """
 
     max_pixels: int
     width_min: int
@@ -48,19 +54,31 @@ class ReadRules:
     height_max: int
     bits: tuple[int, ...]
     max_pages: int
+    net_dpi: float | None
 
     def declines(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its size, depth or pages: it is then not decoded."""
-        return self.declines_size(header.landscape_width, header.landscape_height) or self.declines_format(header)
+        size = self.net_fields(header.landscape_height, header.landscape_width, header.landscape_dpi)
+        return self.declines_size(size["net_width"], size["net_height"]) or self.declines_format(header)
 
     def declines_format(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its bit depth or page count."""
         return header.bits not in self.bits or not 1 <= header.pages <= self.max_pages
 
     def declines_size(self, width: int, height: int) -> bool:
-        """True when a landscape image of `width` x `height` px misses the size bounds (a page's strip, too)."""
+        """True when a landscape image of `width` x `height` px on the net's grid misses the size bounds."""
         return (width < self.width_min or (self.width_max is not None and width > self.width_max)
                 or not self.height_min <= height <= self.height_max)
+
+    def net_fields(self, height: int, width: int, dpi: tuple[float, float] | None) -> dict[str, int]:
+        """The manifest's ``net_height`` and ``net_width``: a landscape image's size on the net's grid.
+
+        Args:
+            height, width: the landscape image's size in its own pixels.
+            dpi: its resolution along (rows, columns) (`TiffHeader.landscape_dpi`), None when not stated.
+        """
+        net_height, net_width = net_size(height, width, net_scale(dpi, self.net_dpi))
+        return {"net_height": net_height, "net_width": net_width}
 
 
 def init_worker(memory_mb: int) -> None:
@@ -131,6 +149,7 @@ def header_step(path: str, rel: str, rules: ReadRules) -> dict[str, Any]:
         fields["sha256"], fields["bytes"] = file_sha256(path)
         header = read_header(path)
         fields.update(header_fields(header))
+        fields.update(rules.net_fields(header.landscape_height, header.landscape_width, header.landscape_dpi))
         check_budget(header, path, rules.max_pixels)
         reason = unsupported_reason(header)
         if reason:

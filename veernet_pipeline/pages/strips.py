@@ -18,7 +18,8 @@ becomes one manifest row of its own:
   other header fields from the page, so validation holds a strip to the same rules as a scan;
 - ``decoded`` ``scans/<sha256[:16]>.tif`` and ``calibration`` ``scans/<sha256[:16]>.calib.json``
   beside it (relative to the ingested folder, not the archive: `io.manifest.sidecar_path`),
-  written only for a strip within the size bounds (`ReadRules.declines_size`) of a page within the
+  written only for a strip within the size bounds on the net's grid (``net_width``, ``net_height``:
+  `ReadRules.net_fields`, from the page's resolution tags) of a page within the
   bit depth and page count bounds (`ReadRules.declines_format`); any other strip keeps its row
   and validation quarantines it with the bound it missed.
 
@@ -70,13 +71,15 @@ def _strip_fields(rel: str, page_sha256: str, strip: Strip, skew: Skew | None, c
                   scans: str, rules: ReadRules, declined: bool, dpi: tuple[float, float] | None) -> dict[str, Any]:
     sha = strip_sha256(rel, page_sha256, strip, skew)
     height, width = strip.image.shape
+    # The strip is written with the tags `dpi` (across, down): it reads at (down, across) along (rows, columns).
+    net = rules.net_fields(height, width, None if dpi is None else (dpi[1], dpi[0]))
     fields: dict[str, Any] = {
         "path": strip_path(rel, strip), "sha256": sha, "bytes": int(strip.image.nbytes), "width": width,
-        "height": height, "rotated": True, "page_file": rel, "section": strip.section.name,
+        "height": height, **net, "rotated": True, "page_file": rel, "section": strip.section.name,
         "track": strip.track.name, "page_strips": count,
         "page_bounds": f"rows {strip.section.top_row}-{strip.section.bottom_row}, "
                        f"columns {strip.track.left}-{strip.track.right}"}
-    if declined or rules.declines_size(width, height):
+    if declined or rules.declines_size(net["net_width"], net["net_height"]):
         return fields
     decoded = f"{scans}/{sha[:16]}.tif"
     calibration = f"{scans}/{sha[:16]}{CALIBRATION_SUFFIX}"

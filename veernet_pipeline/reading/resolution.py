@@ -7,10 +7,8 @@ log scanned at 300 dpi, whose dashes and pens are half as long again, reads far 
 therefore resampled to `infer.net_dpi` along each axis before the net sees it (a fax page of
 204 x 98 dpi gets each axis its own factor), read there, and its rows and confidences are brought
 back to the scan's own columns and rows, so depths, sidecars, page layouts and QC pictures keep
-speaking of the scan's pixels. A scan is read as it is when it states no resolution, one within
-`TOLERANCE` of the net's, or one below `MIN_SCANNER_DPI` on either axis other than a fax page's
-98 lines per inch: image software writes 72, 96 or 100 dpi (matplotlib's figure dpi, a renderer's
-64) where it knows none, and no scanner of logs works there.
+speaking of the scan's pixels. Which scans are resampled, and by how much, is `io.resolution.net_scale`'s
+rule (ingest holds sizes to the `validate:` bounds on the same grid).
 """
 
 from __future__ import annotations
@@ -18,32 +16,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-# Resolutions within this share of the net's are read as they are (a 204 x 196 dpi fax page at 200).
-TOLERANCE = 0.1
-# Below this a stated resolution is image software's default, not a scanner's (logs are scanned at 150-600).
-MIN_SCANNER_DPI = 150.0
-# A fax page in normal mode: 98 lines per inch, 204 dots per inch along each line (either may be a landscape
-# image's rows, as the page was turned).
-FAX_NORMAL = (98.0, 204.0)
-
-
-def net_scale(dpi: tuple[float, float] | None, net_dpi: float | None) -> tuple[float, float]:
-    """Net pixels per scan pixel along (rows, columns): 1 where the resolution is unknown or close to the net's.
-
-    Args:
-        dpi: the scan's resolution along (rows, columns) of the landscape image (`TiffHeader.landscape_dpi`).
-        net_dpi: the resolution the net was trained at (params.yaml `infer.net_dpi`); None = never resample.
-    """
-    if dpi is None or net_dpi is None or not (min(dpi) >= MIN_SCANNER_DPI or _is_fax_normal(dpi)):
-        return 1.0, 1.0
-    rows, columns = (net_dpi / d for d in dpi)
-    return (1.0 if abs(rows - 1.0) <= TOLERANCE else rows, 1.0 if abs(columns - 1.0) <= TOLERANCE else columns)
-
-
-def _is_fax_normal(dpi: tuple[float, float]) -> bool:
-    """98 x 204 dpi either way round (a portrait fax page is turned to landscape), within `TOLERANCE`."""
-    return any(all(abs(d / f - 1.0) <= TOLERANCE for d, f in zip(pair, FAX_NORMAL, strict=True))
-               for pair in (dpi, dpi[::-1]))
+from veernet_pipeline.io.resolution import net_size
 
 
 def to_net_grid(image: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
@@ -53,10 +26,9 @@ def to_net_grid(image: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
     Shape:
         image: (H, W) uint8. Returns (round(H * scale[0]), round(W * scale[1])) uint8, each side at least 1.
     """
-    height, width = image.shape
-    size = (max(1, round(width * scale[1])), max(1, round(height * scale[0])))
-    shrinks = size[0] * size[1] < width * height
-    return np.asarray(Image.fromarray(image).resize(size, Image.BOX if shrinks else Image.BILINEAR))
+    height, width = net_size(*image.shape, scale)
+    shrinks = height * width < image.size
+    return np.asarray(Image.fromarray(image).resize((width, height), Image.BOX if shrinks else Image.BILINEAR))
 
 
 def to_scan_grid(rows: np.ndarray, confidence: np.ndarray, scale: tuple[float, float],

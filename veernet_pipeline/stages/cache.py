@@ -37,11 +37,13 @@ log = logging.getLogger(__name__)
 STAGE_FILE = "_stage.json"
 # The modules a stage runs. The CLI is in every stage's code: `veernet <stage>` is what DVC runs.
 CLI_MODULE = "veernet_pipeline.cli"
-# The params.yaml sections each stage reads (`seed` is the top-level seed). dvc.yaml lists the same
-# ones, plus `profile` and `profiles`, which can change any section (a test keeps them equal).
+# The params.yaml sections each stage reads (`seed` is the top-level seed; `section.key` one key of a
+# section). dvc.yaml lists the same ones, plus `profile` and `profiles`, which can change any section
+# (a test keeps them equal).
 STAGE_PARAMS: dict[str, tuple[str, ...]] = {
-    # The validate bounds decide which scans ingest decodes (nothing validation rejects is decoded).
-    "ingest": ("ingest", "validate"),
+    # The validate bounds decide which scans ingest decodes (nothing validation rejects is decoded), on
+    # the grid of infer.net_dpi (io/resolution.py).
+    "ingest": ("ingest", "validate", "infer.net_dpi"),
     "validate": ("validate",),
     "synthesize": ("seed", "synthesize", "validate", "foreign"),
     "train_binary": ("seed", "model", "train_binary"),
@@ -129,8 +131,17 @@ def flat_counts(counts: dict[str, Any]) -> dict[str, int]:
 
 
 def stage_params(stage: str, settings: Settings) -> dict[str, Any]:
-    """The parameter sections `stage` reads (`STAGE_PARAMS`), as plain data."""
-    return {name: settings.seed if name == "seed" else settings.section(name) for name in STAGE_PARAMS[stage]}
+    """The parameter sections and keys `stage` reads (`STAGE_PARAMS`), as plain data."""
+    return {name: _param(settings, name) for name in STAGE_PARAMS[stage]}
+
+
+def _param(settings: Settings, name: str) -> Any:
+    """`seed`, a section (`validate`) or one key of a section (`infer.net_dpi`), as plain data."""
+    if name == "seed":
+        return settings.seed
+    section, _, key = name.partition(".")
+    values = settings.section(section)
+    return values[key] if key else values
 
 
 def fingerprint(stage: str, settings: Settings, inputs: dict[str, Any]) -> str:

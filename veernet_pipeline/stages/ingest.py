@@ -20,7 +20,7 @@ def ingest(settings: Settings, tranche: str | None = None) -> StageResult:
     raw, out = settings.path("raw"), archive_dirs(settings, tranche).ingested
 
     def work(_: str) -> StageResult:
-        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche, PAGES)
+        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche, PAGES, settings.infer.net_dpi)
         if counts["files"] == 0:
             # Nothing downstream could do anything: say so where the operator looks, not as 0 LAS files.
             where = raw / tranche if tranche and tranche != ROOT_TRANCHE else raw

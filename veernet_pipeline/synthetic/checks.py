@@ -62,8 +62,8 @@ def manifest_row(name: str, image: np.ndarray, sidecar: str, sha256: str) -> dic
     height, width = image.shape
     # Every other column as ingest leaves it for a scan (no page strip, no error).
     return {**blank_row(name), "sha256": sha256, "bytes": int(image.nbytes), "width": width, "height": height,
-            "stored_width": width, "stored_height": height, "bits": 8, "samples": 1,
-            "photometric": "minisblack", "compression": "zlib", "pages": 1, "decoded": name,
+            "stored_width": width, "stored_height": height, "net_width": width, "net_height": height, "bits": 8,
+            "samples": 1, "photometric": "minisblack", "compression": "zlib", "pages": 1, "decoded": name,
             **image_statistics(image), "calibration": sidecar}
 
 
@@ -84,7 +84,7 @@ def schema_reason(row: dict[str, object], bounds: ValidateParams) -> tuple[str, 
     rules = [rule for rule in bound_rules(bounds) if rule.column in failed]
     if not rules:
         raise ValueError(f"{row['path']}: manifest row does not match the schema ({sorted(failed)} failed)")
-    return str(rules[0].reason), "; ".join(rule.message(str(row["path"]), row[rule.column]) for rule in rules)
+    return str(rules[0].reason), "; ".join(rule.message(row) for rule in rules)
 
 
 def label_reason(name: str, image: np.ndarray, curves: np.ndarray, n_curves: int) -> tuple[str, str] | None:

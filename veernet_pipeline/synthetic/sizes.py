@@ -23,7 +23,7 @@ SIZE_STREAM = 11
 
 
 def archive_sizes(validated_dir: Path) -> np.ndarray:
-    """The (height, width) of every validated scan, in the file's row order.
+    """The (height, width) of every validated scan on the net's grid (`io.resolution`), in the file's row order.
 
     Args:
         validated_dir: the validate stage's folder (holds `validated.parquet`).
@@ -40,7 +40,8 @@ def archive_sizes(validated_dir: Path) -> np.ndarray:
         raise FileNotFoundError(f"{path} is missing: synthesize.size_source is 'archive', which takes sizes from the "
                                 "validated scans; run `veernet ingest` and `veernet validate` first, or set "
                                 "synthesize.size_source to uniform")
-    frame = pd.read_parquet(path, columns=["height", "width"])
+    # The sizes the net reads them at: a 300-dpi scan's strip is drawn at its size on the net's grid.
+    frame = pd.read_parquet(path, columns=["net_height", "net_width"])
     if frame.empty:
         raise ValueError(f"{path} lists no validated scan, so there is no size distribution to draw from; add scans "
                          "to the archive or set synthesize.size_source to uniform")

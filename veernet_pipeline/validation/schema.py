@@ -7,7 +7,9 @@ quarantine messages are all built from that one list, so they cannot disagree ab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandera.pandas as pa
 
@@ -18,7 +20,11 @@ from veernet_pipeline.validation.quarantine import ReasonCode
 
 @dataclass(frozen=True)
 class BoundRule:
-    """One column's accepted values: a closed range, or a set when ``allowed`` is given."""
+    """One column's accepted values: a closed range, or a set when ``allowed`` is given.
+
+    A size bound checks the size on the net's grid (``net_height``) and names it after the scan's own
+    size column (``height``, its `scanned` column), which the message gives as well where the two differ.
+    """
 
     column: str
     reason: ReasonCode
@@ -27,6 +33,7 @@ class BoundRule:
     min_value: int | None = None
     max_value: int | None = None
     allowed: tuple[int, ...] | None = None
+    scanned: str | None = None
 
     def describe(self) -> str:
         """The bound in words, e.g. ``outside 256-1280`` or ``below 1024`` (what a failing value is)."""
@@ -36,10 +43,15 @@ class BoundRule:
             return f"below {self.min_value}"
         return f"outside {self.min_value}-{self.max_value}"
 
-    def message(self, path: str, value: object) -> str:
-        """Quarantine message naming the file, the value, the bound and the fix."""
+    def message(self, row: Mapping[str, Any]) -> str:
+        """Quarantine message for a manifest row: the file, the value, the bound and the fix."""
         unit = f" {self.unit}" if self.unit else ""
-        return f"{path}: {self.column} {value}{unit} is {self.describe()}; {self.fix}"
+        value = row[self.column]
+        if self.scanned is None:
+            return f"{row['path']}: {self.column} {value}{unit} is {self.describe()}; {self.fix}"
+        scanned = row[self.scanned]
+        size = f"{value}{unit}" if value == scanned else f"{value}{unit} on the net's grid ({scanned}{unit} as scanned)"
+        return f"{row['path']}: {self.scanned} {size} is {self.describe()}; {self.fix}"
 
     def check(self) -> pa.Check:
         """The pandera check for this bound."""
@@ -53,22 +65,23 @@ class BoundRule:
 def bound_rules(params: ValidateParams) -> list[BoundRule]:
     """The accepted layout, in the order reasons are reported when a scan misses several.
 
-    Width and height are the landscape sizes, after a portrait scan is rotated. These are what
-    inference reads (any length, tiled along depth; one track's height), not the synthetic
-    training sizes.
+    Width and height are the landscape sizes, after a portrait scan is rotated, on the grid the net
+    reads (``net_width``, ``net_height``: `io.resolution`). These are what inference reads (any
+    length, tiled along depth; one track's height), not the synthetic training sizes.
     """
     return [
         BoundRule(
-            "width", ReasonCode.WIDTH_OUT_OF_RANGE, "px",
+            "net_width", ReasonCode.WIDTH_OUT_OF_RANGE, "px",
             "a strip this short is a fragment, not a log section: check the scan, or change validate.width "
             "in params.yaml",
-            min_value=params.width.min, max_value=params.width.max,
+            min_value=params.width.min, max_value=params.width.max, scanned="width",
         ),
         BoundRule(
-            "height", ReasonCode.HEIGHT_OUT_OF_RANGE, "px",
+            "net_height", ReasonCode.HEIGHT_OUT_OF_RANGE, "px",
             "a scan taller than one track is a whole page: write its page layout (`veernet layout SCAN`) so "
-            "ingest cuts it into track strips; a lower one is no track; or change validate.height in params.yaml",
-            min_value=params.height.min, max_value=params.height.max,
+            "ingest cuts it into track strips; a lower one is no track; a scan at another resolution whose TIFF "
+            "does not say so: set its resolution tags; or change validate.height in params.yaml",
+            min_value=params.height.min, max_value=params.height.max, scanned="height",
         ),
         BoundRule(
             "bits", ReasonCode.BITS_UNSUPPORTED, "",

@@ -61,9 +61,7 @@ def _schema_reasons(candidates: pd.DataFrame, params: ValidateParams, source: Pa
     for case in cases.itertuples(index=False):
         idx = int(case.index)
         rule = rules[order[case.column]]
-        value = candidates.at[idx, rule.column]
-        messages.setdefault(idx, []).append((order[case.column], str(rule.reason), rule.message(
-            candidates.at[idx, "path"], value)))
+        messages.setdefault(idx, []).append((order[case.column], str(rule.reason), rule.message(candidates.loc[idx])))
     reasons: Reasons = {}
     for idx, found in messages.items():
         found.sort()
