@@ -12,7 +12,7 @@ profile's `extract:` and tiles and test-time mirroring:
 - **native**: the log as drawn (the reference);
 - **as is**: the enlarged scan at its own pixels (`infer.net_dpi` null, or a scan without resolution tags);
 - **resampled**: the enlarged scan resampled to the net's grid and read back onto its own (what
-  `digitize_scan` does with `scale` = `reading.resolution.net_scale`).
+  `digitize_scan` does with `scale` = `io.resolution.net_scale`).
 
 Each reading is scored against the truth drawn at its own grid (`evaluation.truth.truth_tracks`
 from the log's LAS and sidecar), curves drawn alike under their best assignment
