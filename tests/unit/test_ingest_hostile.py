@@ -146,8 +146,8 @@ def test_a_decode_past_the_memory_limit_fails_alone(tmp_path: Path) -> None:
     (tmp_path / "raw" / "bomb.tif").write_bytes((tmp_path / "corpus" / "crafted_bomb_g4.tif").read_bytes())
     counts = ingest_archive(tmp_path / "raw", tmp_path / "ingested", settings.ingest, settings.validate_)
     manifest = read_manifest(tmp_path / "ingested")[0].set_index("path")
-    assert counts == {"files": 3, "pages": 0, "strips": 0, "rows": 3, "decoded": 2, "errors": 1, "read": 3,
-                      "reused": 0}
+    assert counts == {"files": 3, "pages": 0, "strips": 0, "rows": 3, "decoded": 2, "resampled": 0, "errors": 1,
+                      "read": 3, "reused": 0}
     assert manifest.loc["bomb.tif", "error_code"] == "too_large"
     assert "needs more memory than this process may use" in manifest.loc["bomb.tif", "error_message"]
     assert all(manifest.loc[name, "decoded"] for name in good)

@@ -126,7 +126,7 @@ def test_ingest_manifest_rows_and_errors(archive: dict) -> None:
     assert tuple(manifest.columns) == MANIFEST_COLUMNS
     assert manifest["path"].tolist() == sorted(EXPECTED)
     assert archive["ingest_counts"] == {"files": 16, "pages": 0, "strips": 0, "rows": 16, "decoded": 8,
-                                       "errors": 4, "read": 16, "reused": 0}
+                                       "resampled": 0, "errors": 4, "read": 16, "reused": 0}
     by_path = manifest.set_index("path")
     errors = by_path.loc[by_path["error_code"] != "", "error_code"].to_dict()
     assert errors == {"broken_truncated.tif": "truncated", "lab.tif": "unsupported", "not_a_scan.TIF": "unreadable",
@@ -314,7 +314,8 @@ def test_rows_within_bounds_that_ingest_did_not_decode(archive: dict, tmp_path: 
 def test_empty_archive(tmp_path: Path, params: ValidateParams, ingest: IngestParams) -> None:
     (tmp_path / "raw").mkdir()
     assert ingest_archive(tmp_path / "raw", tmp_path / "ing", ingest, params) == {
-        "files": 0, "pages": 0, "strips": 0, "rows": 0, "decoded": 0, "errors": 0, "read": 0, "reused": 0}
+        "files": 0, "pages": 0, "strips": 0, "rows": 0, "decoded": 0, "resampled": 0, "errors": 0, "read": 0,
+        "reused": 0}
     counts = validate_manifest(tmp_path / "ing", tmp_path / "val", params)
     assert (counts["files"], counts["validated"], counts["quarantined"]) == (0, 0, 0)
     assert pd.read_parquet(tmp_path / "val" / "quarantine.parquet").empty
@@ -337,14 +338,17 @@ def test_a_scan_at_another_resolution_is_held_to_the_bounds_at_its_size_on_the_n
     write_tiff(raw / "taller_300dpi.tif", _scan(420, 600, 21), dpi=(300.0, 300.0))  # 280 x 400: too tall
     write_tiff(raw / "tall_untagged.tif", _scan(330, 600, 22))  # no resolution: 330 px as it is
     write_tiff(raw / "short_400dpi.tif", _scan(160, 800, 23), dpi=(400.0, 400.0))  # 80 x 400: too low
-    ingest_archive(raw, tmp_path / "ing", ingest, params, net_dpi=200.0)
+    write_tiff(raw / "track_200dpi.tif", _scan(200, 600, 24), dpi=(200.0, 200.0))  # the net's own: as it is
+    counts = ingest_archive(raw, tmp_path / "ing", ingest, params, net_dpi=200.0)
+    assert (counts["decoded"], counts["resampled"]) == (2, 1)  # tall_300dpi resampled, track_200dpi as it is
     manifest = read_manifest(tmp_path / "ing")[0].set_index("path")
     assert manifest.loc["tall_300dpi.tif", ["net_height", "net_width"]].tolist() == [220, 400]
     assert manifest.loc["short_400dpi.tif", ["net_height", "net_width"]].tolist() == [80, 400]
     assert manifest.loc["tall_untagged.tif", ["net_height", "net_width"]].tolist() == [330, 600]
     assert manifest.loc["tall_300dpi.tif", "decoded"] and not manifest.loc["taller_300dpi.tif", "decoded"]
     validate_manifest(tmp_path / "ing", tmp_path / "val", params)
-    assert pd.read_parquet(tmp_path / "val" / "validated.parquet")["path"].tolist() == ["tall_300dpi.tif"]
+    assert pd.read_parquet(tmp_path / "val" / "validated.parquet")["path"].tolist() == ["tall_300dpi.tif",
+                                                                                         "track_200dpi.tif"]
     reason = pd.read_parquet(tmp_path / "val" / "quarantine.parquet").set_index("path")["reason"]
     assert reason["taller_300dpi.tif"].startswith(
         "taller_300dpi.tif: height 280 px on the net's grid (420 px as scanned) is outside 96-256; ")
@@ -354,4 +358,5 @@ def test_a_scan_at_another_resolution_is_held_to_the_bounds_at_its_size_on_the_n
     # Without a net resolution every scan is held at its own pixels: the 400-dpi scan is a track, the 300-dpi not.
     ingest_archive(raw, tmp_path / "ing_as_is", ingest, params, net_dpi=None)
     validate_manifest(tmp_path / "ing_as_is", tmp_path / "val_as_is", params)
-    assert pd.read_parquet(tmp_path / "val_as_is" / "validated.parquet")["path"].tolist() == ["short_400dpi.tif"]
+    assert pd.read_parquet(tmp_path / "val_as_is" / "validated.parquet")["path"].tolist() == ["short_400dpi.tif",
+                                                                                              "track_200dpi.tif"]

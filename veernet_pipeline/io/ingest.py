@@ -228,9 +228,10 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
             on that grid (`io.resolution`); None holds every scan at its own pixels.
 
     Returns:
-        ``{"files", "pages", "strips", "rows", "decoded", "errors", "read", "reused"}``: ``files``
-        in (pages among them), ``strips`` cut from the pages, ``rows`` in the manifest, ``read``
-        files went through the workers, ``reused`` kept their row from the last run.
+        ``{"files", "pages", "strips", "rows", "decoded", "resampled", "errors", "read", "reused"}``:
+        ``files`` in (pages among them), ``strips`` cut from the pages, ``rows`` in the manifest,
+        ``resampled`` decoded rows whose size on the net's grid differs from their own (tagged at another
+        resolution), ``read`` files went through the workers, ``reused`` kept their row from the last run.
 
     Raises:
         EmptyArchive: ``raw_dir`` does not exist (a folder without scans gives an empty manifest).
@@ -298,9 +299,11 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     for message in failed["error_message"]:
         logger.warning("%s", message)
     strips = manifest[manifest["page_strips"] > 0]
+    decoded = manifest[manifest["decoded"] != ""]
+    # Decoded scans the net will read resampled: their tags state another resolution than net_dpi.
+    resampled = (decoded["net_width"] != decoded["width"]) | (decoded["net_height"] != decoded["height"])
     counts = {"files": len(files), "pages": len(page_jobs) + len(kept_pages), "strips": len(strips),
-              "rows": len(manifest),
-              "decoded": int((manifest["decoded"] != "").sum()), "errors": len(failed),
+              "rows": len(manifest), "decoded": len(decoded), "resampled": int(resampled.sum()), "errors": len(failed),
               "read": len(jobs) + len(page_jobs), "reused": reused}
     logger.info("ingested %s: %s", raw_dir, counts)
     return counts
