@@ -421,6 +421,9 @@ class InferParams(_Strict):
     # (io/resolution.py, reading/resolution.py), and ingest holds its size to the validate bounds on
     # that grid; None = every scan read, and held, at its own pixels.
     net_dpi: float | None = Field(default=None, gt=0.0)
+    # The resolution of scans whose tags state none (or image software's 72-100): an archive scanned at one
+    # resolution and saved without it; None = such scans are read, and held, at their own pixels.
+    untagged_dpi: float | None = Field(default=None, gt=0.0)
 
 
 class ReviewParams(_Strict):

@@ -14,6 +14,7 @@ from veernet_pipeline.config import LowerBound, Range, Settings
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.ingest import _check_counts, ingest_archive
 from veernet_pipeline.io.manifest import read_manifest
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_scan, read_header, write_tiff
 from veernet_pipeline.stages.ingest import PAGES
 from veernet_pipeline.synthetic.curves import load_wells
@@ -61,7 +62,8 @@ def test_a_pages_strips_are_held_to_the_bounds_at_the_pages_resolution(tmp_path:
     write_tiff(scan, page.image, dpi=(300.0, 400.0))
     bounds = test_settings.validate_.model_copy(update={"width": LowerBound(min=150),
                                                         "height": Range(min=50, max=256)})
-    ingest_archive(raw, tmp_path / "ing", test_settings.ingest, bounds, pages=PAGES, net_dpi=200.0)
+    ingest_archive(raw, tmp_path / "ing", test_settings.ingest, bounds, pages=PAGES,
+                   resampling=Resampling(200.0))
     manifest = read_manifest(tmp_path / "ing")[0]
     assert len(manifest) == len(page.layout.sections) * len(page.layout.tracks)
     for row in manifest.itertuples():

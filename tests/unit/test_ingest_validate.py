@@ -18,6 +18,7 @@ from veernet_pipeline.io import tiff
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.ingest import MANIFEST_COLUMNS, image_statistics, ingest_archive, read_manifest
 from veernet_pipeline.io.manifest import STATE_FILE
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.validation.expectations import run_expectations
 from veernet_pipeline.validation.quarantine import QUARANTINE_COLUMNS, ReasonCode
@@ -339,7 +340,7 @@ def test_a_scan_at_another_resolution_is_held_to_the_bounds_at_its_size_on_the_n
     write_tiff(raw / "tall_untagged.tif", _scan(330, 600, 22))  # no resolution: 330 px as it is
     write_tiff(raw / "short_400dpi.tif", _scan(160, 800, 23), dpi=(400.0, 400.0))  # 80 x 400: too low
     write_tiff(raw / "track_200dpi.tif", _scan(200, 600, 24), dpi=(200.0, 200.0))  # the net's own: as it is
-    counts = ingest_archive(raw, tmp_path / "ing", ingest, params, net_dpi=200.0)
+    counts = ingest_archive(raw, tmp_path / "ing", ingest, params, resampling=Resampling(200.0))
     assert (counts["decoded"], counts["resampled"]) == (2, 1)  # tall_300dpi resampled, track_200dpi as it is
     manifest = read_manifest(tmp_path / "ing")[0].set_index("path")
     assert manifest.loc["tall_300dpi.tif", ["net_height", "net_width"]].tolist() == [220, 400]
@@ -355,8 +356,12 @@ def test_a_scan_at_another_resolution_is_held_to_the_bounds_at_its_size_on_the_n
     assert reason["short_400dpi.tif"].startswith(
         "short_400dpi.tif: height 80 px on the net's grid (160 px as scanned) is outside 96-256; ")
     assert reason["tall_untagged.tif"].startswith("tall_untagged.tif: height 330 px is outside 96-256; ")
+    # An archive known to be scanned at 300 dpi: the untagged scan is held at 220 px too, and read resampled.
+    counts = ingest_archive(raw, tmp_path / "ing_300", ingest, params, resampling=Resampling(200.0, 300.0))
+    assert (counts["decoded"], counts["resampled"]) == (3, 2)
+    assert read_manifest(tmp_path / "ing_300")[0].set_index("path").loc["tall_untagged.tif", "net_height"] == 220
     # Without a net resolution every scan is held at its own pixels: the 400-dpi scan is a track, the 300-dpi not.
-    ingest_archive(raw, tmp_path / "ing_as_is", ingest, params, net_dpi=None)
+    ingest_archive(raw, tmp_path / "ing_as_is", ingest, params)
     validate_manifest(tmp_path / "ing_as_is", tmp_path / "val_as_is", params)
     assert pd.read_parquet(tmp_path / "val_as_is" / "validated.parquet")["path"].tolist() == ["short_400dpi.tif",
                                                                                               "track_200dpi.tif"]

@@ -15,6 +15,7 @@ from veernet_pipeline.config import Range, Settings
 from veernet_pipeline.inference.page import digitize_page, digitize_page_file
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.las import LasCurve, read_curves
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.pages.assemble import TrackReading, las_name, merge_section
@@ -127,7 +128,7 @@ def test_a_page_tagged_at_another_resolution_is_read_resampled_onto_its_own_rows
     write_tiff(scan, clean_page.image, compression="zlib", dpi=(150.0, 150.0))  # the same pixels, tagged
     written = digitize_page_file(scan, tmp_path / "out", InkIsCurve().eval(), "ink-is-curve",
                                  test_settings.infer.tile_width, test_settings.infer.tile_overlap,
-                                 test_settings.extract, net_dpi=200.0)
+                                 test_settings.extract, resampling=Resampling(200.0))
     for las, section in zip(written, clean_page.layout.sections, strict=True):
         depth, _, _ = read_curves(las)
         np.testing.assert_allclose(depth, section.depth.depth_at(np.arange(section.top_row, section.bottom_row)))

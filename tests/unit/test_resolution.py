@@ -11,7 +11,7 @@ import tifffile
 from tests.nets import InkIsCurve
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.digitize import digitize_file, digitize_scan
-from veernet_pipeline.io.resolution import net_scale
+from veernet_pipeline.io.resolution import Resampling, net_scale
 from veernet_pipeline.io.scanfile import decode_step
 from veernet_pipeline.io.tiff import TiffHeader, read_header, write_tiff
 from veernet_pipeline.pages.strips import strip_dpi
@@ -53,6 +53,15 @@ def test_net_scale_resamples_only_a_stated_resolution_unlike_the_nets() -> None:
     assert net_scale((100.0, 300.0), 200.0) == (1.0, 1.0)
     assert net_scale((150.0, 150.0), 200.0) == pytest.approx((4 / 3, 4 / 3))
     assert net_scale((204.0, 98.0), 200.0) == pytest.approx((1.0, 200 / 98))  # a fax page turned to landscape
+
+
+def test_a_scan_stating_no_resolution_takes_the_untagged_one_if_given() -> None:
+    assert net_scale(None, 200.0, 300.0) == pytest.approx((2 / 3, 2 / 3))
+    assert net_scale((72.0, 72.0), 200.0, 300.0) == pytest.approx((2 / 3, 2 / 3))  # image software's: none stated
+    assert net_scale((400.0, 400.0), 200.0, 300.0) == pytest.approx((0.5, 0.5))  # a stated resolution wins
+    assert net_scale(None, 200.0, 210.0) == (1.0, 1.0)  # within 10 % of the net's
+    assert net_scale(None, None, 300.0) == (1.0, 1.0)  # no net resolution: nothing is resampled
+    assert Resampling(200.0, 400.0).scale(None) == (0.5, 0.5) and Resampling().scale((300.0, 300.0)) == (1.0, 1.0)
 
 
 def test_to_net_grid_takes_the_area_mean_where_it_shrinks() -> None:
@@ -97,7 +106,7 @@ def test_digitize_file_resamples_a_tagged_scan_and_leaves_an_untagged_one(tmp_pa
     write_tiff(tmp_path / "untagged.tif", image)
     for name, resampled in (("tagged", True), ("untagged", False)):
         result = digitize_file(tmp_path / f"{name}.tif", tmp_path / f"{name}.las", InkIsCurve().eval(), "test",
-                               128, 32, test_settings.extract, net_dpi=200.0)
+                               128, 32, test_settings.extract, resampling=Resampling(200.0))
         np.testing.assert_allclose(result.rows[0], centre, atol=1.0)
         assert any("resampled" in note for note in result.notes) == resampled
 

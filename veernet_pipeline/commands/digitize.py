@@ -13,6 +13,7 @@ from typing import Any
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.inference.digitize import digitize_file
 from veernet_pipeline.inference.page import digitize_page_file
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.tracking import store
 
@@ -49,10 +50,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         layout = None if args.layout == BESIDE_THE_SCAN else Path(args.layout)
         written = digitize_page_file(args.scan, args.out, model, label, settings.infer.tile_width,
                                      settings.infer.tile_overlap, settings.extract, layout, args.qc,
-                                     settings.infer.net_dpi)
+                                     Resampling.from_params(settings.infer))
         return {"las": [str(p) for p in written], "qc": str(args.qc) if args.qc else None, "model": label}
     result = digitize_file(args.scan, args.out, model, label, settings.infer.tile_width,
                            settings.infer.tile_overlap, settings.extract, args.calibration, args.qc,
-                           settings.infer.max_height, settings.infer.net_dpi)
+                           settings.infer.max_height, Resampling.from_params(settings.infer))
     return {"las": str(args.out), "qc": str(args.qc) if args.qc else None, "calibrated": result.calibrated,
             "columns": len(result.depth), "curves": [c.mnemonic for c in result.curves], "model": label}

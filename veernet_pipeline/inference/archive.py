@@ -36,7 +36,7 @@ from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.manifest import sidecar_path
-from veernet_pipeline.io.resolution import net_scale
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
@@ -181,7 +181,7 @@ def _digitize_one(
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
-    scale = net_scale(read_header(ingested_dir / row.decoded).landscape_dpi, infer.net_dpi)
+    scale = Resampling.from_params(infer).scale(read_header(ingested_dir / row.decoded).landscape_dpi)
     sidecar = sidecar_path(row.calibration, row.page_file, raw_dir, ingested_dir)  # a page's strip: beside it
     calibration = Calibration.from_file(sidecar) if row.calibration else None
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,

@@ -25,7 +25,7 @@ from torch import nn
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
-from veernet_pipeline.io.resolution import net_scale
+from veernet_pipeline.io.resolution import AS_STORED, Resampling
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.predict import predict_probs
@@ -187,7 +187,7 @@ def digitize_file(
     calibration: Path | None = None,
     qc: Path | None = None,
     max_height: int | None = None,
-    net_dpi: float | None = None,
+    resampling: Resampling = AS_STORED,
 ) -> DigitizedLog:
     """Digitise one TIFF on disk: `veernet digitize`.
 
@@ -202,11 +202,11 @@ def digitize_file(
             `tranche.calib.json`, else track units.
         qc: where to write the QC overlay, if wanted.
         max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
-        net_dpi: a scan whose tags state another resolution is read resampled to this one
-            (params.yaml `infer.net_dpi`, `reading.resolution`); None = read as it is.
+        resampling: a scan at another resolution than the net's is read resampled to it (params.yaml
+            `infer.net_dpi`, `infer.untagged_dpi`: `io.resolution`); the default reads it as it is.
     """
     image = decode_scan(scan)
-    scale = net_scale(read_header(scan).landscape_dpi, net_dpi)
+    scale = resampling.scale(read_header(scan).landscape_dpi)
     sidecar = calibration or find_sidecar(Path(scan))
     calib = Calibration.from_file(sidecar) if sidecar else None
     result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract, max_height=max_height,

@@ -19,7 +19,7 @@ from torch import nn
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, write_qc_png
-from veernet_pipeline.io.resolution import net_scale
+from veernet_pipeline.io.resolution import AS_STORED, Resampling
 from veernet_pipeline.io.tiff import decode_scan, read_header
 from veernet_pipeline.pages.assemble import SectionLog, TrackReading, merge_section, write_section_las
 from veernet_pipeline.pages.cut import Orientation, Strip, cut_page
@@ -92,7 +92,7 @@ def digitize_page_file(
     extract: ExtractParams,
     layout_path: Path | None = None,
     qc_dir: Path | None = None,
-    net_dpi: float | None = None,
+    resampling: Resampling = AS_STORED,
 ) -> list[Path]:
     """Digitise one whole-log page TIFF: `veernet digitize PAGE --layout [FILE] --out DIR`.
 
@@ -105,8 +105,8 @@ def digitize_page_file(
         layout_path: the layout file; None = the scan's `<scan>.layout.json` over its folder's
             `tranche.layout.json`.
         qc_dir: if given, one QC picture per strip goes there, `<stem>.<section>.<track>.qc.png`.
-        net_dpi: a page whose tags state another resolution has its strips read resampled to this one
-            (`reading.resolution`); None = read as they are.
+        resampling: a page at another resolution than the net's has its strips read resampled to it
+            (`io.resolution`); the default reads them as they are.
 
     Returns:
         The LAS files written, one per section.
@@ -128,7 +128,7 @@ def digitize_page_file(
     orientation: Orientation = "decoded" if header.rotated else "stored"
     image = decode_scan(scan)
     # A strip turns the stored page's rows into its columns (`pages.cut.cut_strip`): its rows run across the page.
-    scale = net_scale(header.dpi, net_dpi)
+    scale = resampling.scale(header.dpi)
 
     def write_qc(strip: Strip, result: DigitizedLog) -> None:
         write_qc_png(Path(qc_dir) / qc_name(scan.stem, strip), strip.image, result.rows, result.confidence)

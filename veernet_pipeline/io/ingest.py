@@ -62,6 +62,7 @@ from veernet_pipeline.io.manifest import (
     write_state,
 )
 from veernet_pipeline.io.pool import run_each, worker_count, worker_pool
+from veernet_pipeline.io.resolution import AS_STORED, Resampling
 from veernet_pipeline.io.scan_errors import DECODE_CRASHED, DECODE_TIMEOUT
 from veernet_pipeline.io.scanfile import ReadRules, decode_step, failure_fields, header_step, image_statistics
 from veernet_pipeline.io.tranches import in_tranche
@@ -102,11 +103,11 @@ def scan_files(raw_dir: Path, extensions: list[str] | tuple[str, ...], tranche: 
     return sorted(found, key=lambda p: p.relative_to(raw_dir).as_posix())
 
 
-def read_rules(ingest: IngestParams, bounds: ValidateParams, net_dpi: float | None) -> ReadRules:
-    """The header step's rules: the pixel budget and the `validate:` bounds on the grid of `net_dpi`."""
+def read_rules(ingest: IngestParams, bounds: ValidateParams, resampling: Resampling) -> ReadRules:
+    """The header step's rules: the pixel budget and the `validate:` bounds on the net's grid."""
     return ReadRules(max_pixels=ingest.max_pixels, width_min=bounds.width.min, width_max=bounds.width.max,
                      height_min=bounds.height.min, height_max=bounds.height.max, bits=tuple(bounds.bits),
-                     max_pages=bounds.max_pages, net_dpi=net_dpi)
+                     max_pages=bounds.max_pages, resampling=resampling)
 
 
 def _keys(rules: ReadRules, params: IngestParams) -> dict[str, str]:
@@ -214,7 +215,7 @@ def _check_counts(raw_dir: Path, files: list[Path], pages: set[str], manifest: A
 
 def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: ValidateParams,
                    tranche: str | None = None, pages: PageReader | None = None,
-                   net_dpi: float | None = None) -> dict[str, int]:
+                   resampling: Resampling = AS_STORED) -> dict[str, int]:
     """Walk an archive, read its scans in worker processes and write ``out_dir/manifest.parquet``.
 
     Args:
@@ -224,8 +225,9 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         bounds: the ``validate:`` section: a scan whose header misses a bound is not decoded.
         tranche: only this tranche's files (`io.tranches`); manifest paths stay relative to ``raw_dir``.
         pages: how to recognise and cut whole-log pages; None reads every file as one scan.
-        net_dpi: ``infer.net_dpi``: a scan tagged with another resolution is held to `bounds` at its size
-            on that grid (`io.resolution`); None holds every scan at its own pixels.
+        resampling: ``infer.net_dpi`` and ``infer.untagged_dpi``: a scan at another resolution is held to
+            `bounds` at its size on the net's grid (`io.resolution`); the default holds every scan at its
+            own pixels.
 
     Returns:
         ``{"files", "pages", "strips", "rows", "decoded", "resampled", "errors", "read", "reused"}``:
@@ -240,7 +242,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     if not raw_dir.is_dir():
         raise EmptyArchive(f"{raw_dir}: archive folder does not exist; set paths.raw in params.yaml")
     files = scan_files(raw_dir, params.extensions, tranche)
-    rules = read_rules(params, bounds, net_dpi)
+    rules = read_rules(params, bounds, resampling)
     keys = _keys(rules, params)
     known, known_keys = read_state(out_dir)
     if known_keys.get("read_key") != keys["read_key"]:
@@ -300,7 +302,7 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
         logger.warning("%s", message)
     strips = manifest[manifest["page_strips"] > 0]
     decoded = manifest[manifest["decoded"] != ""]
-    # Decoded scans the net will read resampled: their tags state another resolution than net_dpi.
+    # Decoded scans the net will read resampled: at another resolution than infer.net_dpi.
     resampled = (decoded["net_width"] != decoded["width"]) | (decoded["net_height"] != decoded["height"])
     counts = {"files": len(files), "pages": len(page_jobs) + len(kept_pages), "strips": len(strips),
               "rows": len(manifest), "decoded": len(decoded), "resampled": int(resampled.sum()), "errors": len(failed),

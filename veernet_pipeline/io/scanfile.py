@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from veernet_pipeline.io.resolution import net_scale, net_size
+from veernet_pipeline.io.resolution import Resampling, net_size
 from veernet_pipeline.io.scan_errors import TOO_LARGE, UNREADABLE, UNSUPPORTED, ScanReadError
 from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_scan, read_header, unsupported_reason, write_tiff
 from veernet_pipeline.provenance import file_sha256
@@ -43,8 +43,8 @@ INK_BELOW = 128
 class ReadRules:
     """What the header step decides with: the pixel budget and the `validate:` bounds a header can be held to.
 
-    The size bounds apply on the net's grid (`io.resolution`): `net_dpi` is ``infer.net_dpi`` (None: every
-    scan is held at its own pixels).
+    The size bounds apply on the net's grid (`io.resolution`): `resampling` holds ``infer.net_dpi`` and
+    ``infer.untagged_dpi`` (the default: every scan is held at its own pixels).
     """
 
     max_pixels: int
@@ -54,7 +54,7 @@ class ReadRules:
     height_max: int
     bits: tuple[int, ...]
     max_pages: int
-    net_dpi: float | None
+    resampling: Resampling
 
     def declines(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its size, depth or pages: it is then not decoded."""
@@ -77,7 +77,7 @@ class ReadRules:
             height, width: the landscape image's size in its own pixels.
             dpi: its resolution along (rows, columns) (`TiffHeader.landscape_dpi`), None when not stated.
         """
-        net_height, net_width = net_size(height, width, net_scale(dpi, self.net_dpi))
+        net_height, net_width = net_size(height, width, self.resampling.scale(dpi))
         return {"net_height": net_height, "net_width": net_width}
 
 

@@ -42,8 +42,8 @@ CLI_MODULE = "veernet_pipeline.cli"
 # (a test keeps them equal).
 STAGE_PARAMS: dict[str, tuple[str, ...]] = {
     # The validate bounds decide which scans ingest decodes (nothing validation rejects is decoded), on
-    # the grid of infer.net_dpi (io/resolution.py).
-    "ingest": ("ingest", "validate", "infer.net_dpi"),
+    # the net's grid (infer.net_dpi, infer.untagged_dpi: io/resolution.py).
+    "ingest": ("ingest", "validate", "infer.net_dpi", "infer.untagged_dpi"),
     "validate": ("validate",),
     "synthesize": ("seed", "synthesize", "validate", "foreign"),
     "train_binary": ("seed", "model", "train_binary"),

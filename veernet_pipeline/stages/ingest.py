@@ -5,6 +5,7 @@ from __future__ import annotations
 from veernet_pipeline.config import Settings
 from veernet_pipeline.errors import EmptyArchive
 from veernet_pipeline.io.ingest import MANIFEST_FILE, PageReader, ingest_archive
+from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tranches import ROOT_TRANCHE, archive_dirs, tranche_states
 from veernet_pipeline.pages.layout import find_layout
 from veernet_pipeline.pages.strips import page_step
@@ -20,7 +21,8 @@ def ingest(settings: Settings, tranche: str | None = None) -> StageResult:
     raw, out = settings.path("raw"), archive_dirs(settings, tranche).ingested
 
     def work(_: str) -> StageResult:
-        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche, PAGES, settings.infer.net_dpi)
+        counts = ingest_archive(raw, out, settings.ingest, settings.validate_, tranche, PAGES,
+                                Resampling.from_params(settings.infer))
         if counts["files"] == 0:
             # Nothing downstream could do anything: say so where the operator looks, not as 0 LAS files.
             where = raw / tranche if tranche and tranche != ROOT_TRANCHE else raw

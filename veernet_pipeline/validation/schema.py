@@ -80,7 +80,7 @@ def bound_rules(params: ValidateParams) -> list[BoundRule]:
             "net_height", ReasonCode.HEIGHT_OUT_OF_RANGE, "px",
             "a scan taller than one track is a whole page: write its page layout (`veernet layout SCAN`) so "
             "ingest cuts it into track strips; a lower one is no track; a scan at another resolution whose TIFF "
-            "does not say so: set its resolution tags; or change validate.height in params.yaml",
+            "does not say so: set infer.untagged_dpi; or change validate.height in params.yaml",
             min_value=params.height.min, max_value=params.height.max, scanned="height",
         ),
         BoundRule(
