@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import make_project
@@ -45,7 +46,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     settings = load_settings(project, profile="test")
-    write_tiff(settings.path("raw") / "a.tif", __import__("numpy").full((96, 320), 255, "uint8"))
+    write_tiff(settings.path("raw") / "a.tif", np.full((96, 320), 255, np.uint8))
     save_model(tmp_path / "model", untrained_veernet(settings, NUM_CLASSES), settings.model, NUM_CLASSES)
     with store.stage_run(settings.root, "train_multiclass", {}, {}):
         version = store.log_model(tmp_path / "model", MULTICLASS_MODEL)
@@ -55,10 +56,30 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
 
     code, checks = _doctor(project, capsys)
     assert code == 0
-    assert set(checks) == {"python", "torch", "params", "mlflow", "DAGSTER_HOME", "archive", "disk"}
+    assert set(checks) == {"python", "torch", "params", "mlflow", "DAGSTER_HOME", "archive", "resolution", "disk"}
     assert all(line.startswith("OK") for line in checks.values()), checks
     assert "models:/veernet-multiclass@champion is version 1" in checks["mlflow"]
     assert "1 scans" in checks["archive"] and "embedded SQLite" in checks["DAGSTER_HOME"]
+    assert "of 1 scans sampled, resolution stated: 1 none; 0 read resampled" in checks["resolution"]
+
+
+def test_an_archive_of_tagged_and_untagged_scans_asks_for_the_untagged_resolution(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = load_settings(project, profile="test").path("raw")
+    blank = np.full((96, 320), 255, np.uint8)
+    write_tiff(raw / "a.tif", blank, dpi=(300.0, 300.0))
+    write_tiff(raw / "b.tif", blank, dpi=(300.0, 300.0))
+    write_tiff(raw / "c.tif", blank)  # saved without its resolution
+    write_tiff(raw / "d.tif", blank, dpi=(200.0, 200.0))  # the net's own
+    _, checks = _doctor(project, capsys)
+    assert checks["resolution"].startswith("PROBLEM"), checks["resolution"]
+    assert "2 at 300 x 300 dpi, 1 at 200 x 200 dpi, 1 none; 2 read resampled" in checks["resolution"]
+    assert "fix: scans stating no resolution are read as they are; if they were scanned like the others " \
+           "(300 x 300 dpi), set infer.untagged_dpi" in checks["resolution"]
+    project.write_text(project.read_text().replace("untagged_dpi: null", "untagged_dpi: 300.0"))
+    _, checks = _doctor(project, capsys)
+    assert checks["resolution"].startswith("OK") and "3 read resampled" in checks["resolution"]
+    assert "those stating none taken as 300 dpi (infer.untagged_dpi)" in checks["resolution"]
 
 
 def test_a_broken_setup_names_each_problem_and_its_fix(project: Path, monkeypatch: pytest.MonkeyPatch,

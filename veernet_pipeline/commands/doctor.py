@@ -9,6 +9,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,16 @@ from typing import Any
 from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.errors import EmptyArchive, OperatorError
 from veernet_pipeline.io.ingest import scan_files
+from veernet_pipeline.io.resolution import Resampling, scanner_dpi
+from veernet_pipeline.io.scan_errors import ScanReadError
+from veernet_pipeline.io.tiff import read_header
 
-HELP = "check Python, torch/CUDA, params, the MLflow store and champion, DAGSTER_HOME, the archive and free disk"
+HELP = ("check Python, torch/CUDA, params, the MLflow store and champion, DAGSTER_HOME, the archive, its scans' "
+        "resolutions and free disk")
 
 PYTHON_RANGE = ((3, 11), (3, 13))  # pyproject's requires-python: >=3.11,<3.13
+# Archive files whose resolution tags the doctor reads, evenly spaced: a header parse each, no pixels.
+RESOLUTION_SAMPLE = 200
 # Ingest keeps every scan decoded to 8 bits beside LAS files and QC pictures: ask for twice the archive's size free.
 DISK_FACTOR = 2.0
 
@@ -94,14 +101,56 @@ def check_dagster_home() -> Check:
     return Check("DAGSTER_HOME", True, f"{folder} ({storage})")
 
 
-def check_archive(settings: Settings) -> tuple[Check, int]:
+def check_archive(settings: Settings) -> tuple[Check, list[Path], int]:
+    """The archive's scans (and their bytes), or a problem when there are none."""
     raw = settings.path("raw")
     scans = scan_files(raw, settings.ingest.extensions) if raw.is_dir() else []
     size = sum(p.stat().st_size for p in scans if p.is_file())
     if not scans:
         what = "does not exist" if not raw.is_dir() else "holds no scan"
-        return Check("archive", False, f"{raw} {what}", EmptyArchive.advice), 0
-    return Check("archive", True, f"{raw}: {len(scans):,} scans, {size / 1e9:.2f} GB"), size
+        return Check("archive", False, f"{raw} {what}", EmptyArchive.advice), scans, 0
+    return Check("archive", True, f"{raw}: {len(scans):,} scans, {size / 1e9:.2f} GB"), scans, size
+
+
+def check_resolution(settings: Settings, scans: list[Path]) -> Check:
+    """The resolutions a sample of the archive's scans state, and how many the net will read resampled.
+
+    A problem only when some scans state no resolution beside others stating one unlike the net's and
+    `infer.untagged_dpi` is not set: scans of one archive saved with and without their resolution, whose
+    untagged ones would be read at the wrong scale (docs/runbooks/digitise-an-archive.md).
+    """
+    sample = scans[::max(1, -(-len(scans) // RESOLUTION_SAMPLE))]
+    resampling = Resampling.from_params(settings.infer)
+    stated: Counter[tuple[float, float]] = Counter()
+    unstated = unreadable = resampled = 0
+    for path in sample:
+        try:
+            dpi = read_header(path).landscape_dpi
+        except ScanReadError:
+            unreadable += 1  # ingest quarantines it, naming why
+            continue
+        found = scanner_dpi(dpi)
+        if found is None:
+            unstated += 1
+        else:
+            stated[found] += 1
+        resampled += resampling.scale(dpi) != (1.0, 1.0)
+
+    def name(dpi: tuple[float, float]) -> str:
+        return " x ".join(f"{d:g}" for d in dpi) + " dpi"
+
+    parts = [f"{n} at {name(dpi)}" for dpi, n in stated.most_common()] + ([f"{unstated} none"] if unstated else [])
+    detail = (f"of {len(sample):,} scans sampled, resolution stated: {', '.join(parts) or 'none readable'}"
+              f"{f' ({unreadable} unreadable)' if unreadable else ''}; "
+              + (f"{resampled} read resampled to {settings.infer.net_dpi:g} dpi (infer.net_dpi)"
+                 if settings.infer.net_dpi is not None else "none read resampled (infer.net_dpi is null)"))
+    if unstated and settings.infer.untagged_dpi is not None:
+        detail += f"; those stating none taken as {settings.infer.untagged_dpi:g} dpi (infer.untagged_dpi)"
+    other = [dpi for dpi, _ in stated.most_common() if resampling.scale(dpi) != (1.0, 1.0)]
+    mixed = bool(unstated and other and settings.infer.untagged_dpi is None)
+    return Check("resolution", not mixed, detail,
+                 "scans stating no resolution are read as they are; if they were scanned like the others "
+                 f"({name(other[0]) if other else ''}), set infer.untagged_dpi in params.yaml")
 
 
 def check_disk(folder: Path, archive_bytes: int, free_bytes: int | None = None) -> Check:
@@ -122,8 +171,11 @@ def diagnose(settings_of: Callable[[], Settings]) -> list[Check]:
     except OperatorError as exc:
         return [*checks, Check("params", False, str(exc), exc.advice)]
     checks.append(Check("params", True, f"{settings.root / 'params.yaml'}, profile {settings.profile}"))
-    archive, size = check_archive(settings)
-    checks += [check_mlflow(settings), check_dagster_home(), archive, check_disk(settings.path("digitized"), size)]
+    archive, scans, size = check_archive(settings)
+    checks += [check_mlflow(settings), check_dagster_home(), archive]
+    if scans:
+        checks.append(check_resolution(settings, scans))
+    checks.append(check_disk(settings.path("digitized"), size))
     return checks
 
 
