@@ -109,6 +109,14 @@ def test_digitize_file_resamples_a_tagged_scan_and_leaves_an_untagged_one(tmp_pa
                                128, 32, test_settings.extract, resampling=Resampling(200.0))
         np.testing.assert_allclose(result.rows[0], centre, atol=1.0)
         assert any("resampled" in note for note in result.notes) == resampled
+    # An archive known to be scanned at 300 dpi: the untagged scan is read resampled too, and its LAS says why.
+    result = digitize_file(tmp_path / "untagged.tif", tmp_path / "assumed.las", InkIsCurve().eval(), "test", 128, 32,
+                           test_settings.extract, resampling=Resampling(200.0, 300.0))
+    np.testing.assert_allclose(result.rows[0], centre, atol=1.0)
+    assert any("resampled by 0.6667 (rows) x 0.6667 (columns)" in note for note in result.notes)
+    assert "the scan states no resolution: read as 300 dpi (infer.untagged_dpi)" in (
+        tmp_path / "assumed.las").read_text()
+    assert "states no resolution" not in (tmp_path / "tagged.las").read_text()
 
 
 def test_a_pages_strips_carry_its_resolution_turned_with_them() -> None:

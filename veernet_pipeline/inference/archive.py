@@ -181,11 +181,12 @@ def _digitize_one(
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
     image = decode_scan(ingested_dir / row.decoded)
-    scale = Resampling.from_params(infer).scale(read_header(ingested_dir / row.decoded).landscape_dpi)
+    resampling, dpi = Resampling.from_params(infer), read_header(ingested_dir / row.decoded).landscape_dpi
+    scale = resampling.scale(dpi)
     sidecar = sidecar_path(row.calibration, row.page_file, raw_dir, ingested_dir)  # a page's strip: beside it
     calibration = Calibration.from_file(sidecar) if row.calibration else None
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
                            max_height=infer.max_height, source=row.path, scale=scale)
     write_digitized(result, image, las_path, qc_path,
-                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}"])
+                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}", *resampling.notes(dpi)])
     return result

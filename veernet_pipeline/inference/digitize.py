@@ -206,12 +206,13 @@ def digitize_file(
             `infer.net_dpi`, `infer.untagged_dpi`: `io.resolution`); the default reads it as it is.
     """
     image = decode_scan(scan)
-    scale = resampling.scale(read_header(scan).landscape_dpi)
+    dpi = read_header(scan).landscape_dpi
+    scale = resampling.scale(dpi)
     sidecar = calibration or find_sidecar(Path(scan))
     calib = Calibration.from_file(sidecar) if sidecar else None
     result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract, max_height=max_height,
                            source=str(scan), scale=scale)
-    notes = [f"source scan {Path(scan).name}", f"model {model_label}"]
+    notes = [f"source scan {Path(scan).name}", f"model {model_label}", *resampling.notes(dpi)]
     if sidecar:
         notes.append(f"calibration {Path(sidecar).name}")
     write_digitized(result, image, Path(out_las), qc, notes)

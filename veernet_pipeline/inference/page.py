@@ -136,7 +136,7 @@ def digitize_page_file(
     sections = digitize_page(model, image, layout, orientation, tile_width, tile_overlap, extract, source=str(scan),
                              on_strip=write_qc if qc_dir is not None else None, scale=scale)
     notes = [f"source page {scan.name}", f"layout {' over '.join(p.name for p in reversed(used))}",
-             f"model {model_label}"]
+             f"model {model_label}", *resampling.notes(header.dpi)]
     written = [write_section_las(out_dir, scan.stem, log, notes) for log in sections]
     logger.info("%s: wrote %d LAS file(s) into %s", scan, len(written), out_dir)
     return written

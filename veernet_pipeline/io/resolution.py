@@ -46,6 +46,12 @@ class Resampling:
         """`net_scale` of a scan whose tags give `dpi` along (rows, columns)."""
         return net_scale(dpi, self.net_dpi, self.untagged_dpi)
 
+    def notes(self, dpi: tuple[float, float] | None) -> list[str]:
+        """The LAS header's note for a scan read at the assumed `untagged_dpi`; none for any other scan."""
+        if scanner_dpi(dpi) is None and self.scale(dpi) != (1.0, 1.0):
+            return [f"the scan states no resolution: read as {self.untagged_dpi:g} dpi (infer.untagged_dpi)"]
+        return []
+
 
 # No resampling: every scan read, and held to the size bounds, at its own pixels.
 AS_STORED = Resampling()
