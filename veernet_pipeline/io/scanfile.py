@@ -58,8 +58,9 @@ class ReadRules:
 
     def declines(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its size, depth or pages: it is then not decoded."""
-        size = self.net_fields(header.landscape_height, header.landscape_width, header.landscape_dpi)
-        return self.declines_size(size["net_width"], size["net_height"]) or self.declines_format(header)
+        height, width = net_size(header.landscape_height, header.landscape_width,
+                                 self.resampling.scale(header.landscape_dpi))
+        return self.declines_size(width, height) or self.declines_format(header)
 
     def declines_format(self, header: TiffHeader) -> bool:
         """True when validation will reject this scan for its bit depth or page count."""
