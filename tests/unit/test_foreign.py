@@ -14,7 +14,13 @@ import tifffile
 
 from tests.renders import PARAMS, redraw
 from veernet_pipeline.config import Settings, load_settings
-from veernet_pipeline.foreign.dataset import FOREIGN_DIR, evaluation_wells, render_foreign, write_foreign_set
+from veernet_pipeline.foreign.dataset import (
+    FOREIGN_DIR,
+    evaluation_wells,
+    render_foreign,
+    write_foreign_set,
+    write_scan,
+)
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import BACKGROUND, BROKEN_STYLES, OTHER_INK, STYLES, style_class
 from veernet_pipeline.io.sets import DETAIL_COLUMNS, EVALUATION_ONLY_FILE, INDEX_COLUMNS, INDEX_FILE, read_split
@@ -88,6 +94,30 @@ def test_same_bytes_twice_exact_size_and_test_wells_only(tmp_path: Path) -> None
         classes = {style_class(c.scale.style) for c in found.log.curves}
         owned = found.curves > 0
         assert set(np.unique(found.mask[owned])) <= classes and (found.mask[~owned] <= OTHER_INK).all()
+
+
+def test_a_scan_drawn_at_300_dpi_is_the_same_print_at_one_and_a_half_times_the_pixels(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, "foreign.bilevel_share=0")
+    wells = evaluation_wells(settings)
+    native, fine = render_foreign(settings, 2, wells), render_foreign(settings, 2, wells, 1.5)
+    height, width = native.image.shape
+    assert fine.image.shape == fine.mask.shape == (round(height * 1.5), round(width * 1.5))
+    assert fine.calibration == native.calibration
+    # Pens, dashes and fonts are in points: at 1.5 x the pixels a curve's inked pixels are about 1.5^2 = 2.25 x.
+    ratio = (fine.curves > 0).sum() / (native.curves > 0).sum()
+    assert 1.9 < ratio < 2.6, ratio
+    # Its labels follow the contract at its own grid: within 1.5 x the reach of the first test of the row redrawn
+    # from its LAS and sidecar at the finer size.
+    row = write_scan(tmp_path, "fine", fine)
+    near = labelled = 0
+    for k, (rows, _) in enumerate(redraw(tmp_path / str(row["las"]), tmp_path / str(row["calibration"]),
+                                         *fine.image.shape)):
+        ys, xs = np.nonzero(fine.curves == k + 1)
+        drawn = rows.astype(float)
+        s = np.maximum(np.abs(np.diff(drawn, prepend=drawn[0])), np.abs(np.diff(drawn, append=drawn[-1])))
+        near += int((np.abs(ys - rows[xs]) <= 1.5 * (1.6 * np.sqrt(1.0 + s**2) + s / 2 + 1.0)[xs]).sum())
+        labelled += xs.size
+    assert labelled > 1000 and near / labelled > 0.97
 
 
 def test_wraps_reach_the_backup_scale(tmp_path: Path) -> None:

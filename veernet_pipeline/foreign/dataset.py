@@ -83,13 +83,17 @@ def evaluation_wells(settings: Settings) -> list[SourceWell]:
     return chosen
 
 
-def render_foreign(settings: Settings, index: int, wells: list[SourceWell]) -> ForeignScan:
-    """Render foreign scan `index`; the same settings and index give the same bytes."""
+def render_foreign(settings: Settings, index: int, wells: list[SourceWell], scale: float = 1.0) -> ForeignScan:
+    """Render foreign scan `index`; the same settings and index give the same bytes.
+
+    `scale` draws it at that many pixels per pixel of its 200-dpi size (`plot.draw_layers`): 1.5 is the
+    same print scanned at 300 dpi (`benchmarks/resolution.py`); the foreign set is drawn at 1.
+    """
     seed = settings.seed + SEED_OFFSET
     params = settings.foreign
     bilevel = bool(np.random.default_rng([seed, index]).random() < params.bilevel_share)
     log = pick_log(wells, params, np.random.default_rng([seed, index, 1]))
-    layers = draw_layers(log, bilevel, np.random.default_rng([seed, index, 2]))
+    layers = draw_layers(log, bilevel, np.random.default_rng([seed, index, 2]), scale)
     scan_rng = np.random.default_rng([seed, index, 3])
     image = scan(compose(layers, log, scan_rng), bilevel, scan_rng)
     mask, owner = label(layers, log, image, bilevel)
@@ -121,7 +125,8 @@ def write_scan(set_dir: Path, instance_id: str, found: ForeignScan) -> dict[str,
     write_las(set_dir / names["las"], log.depth, log.depth_unit, curves, log.header,
               [f"Foreign test scan {names['image']}, drawn by {RENDERER}; curves from {log.well}. "
                "Evaluation only: never train or tune on it."])
-    return {"id": instance_id, **names, "width": log.width, "height": log.height, "well": log.well,
+    height, width = found.image.shape
+    return {"id": instance_id, **names, "width": width, "height": height, "well": log.well,
             "split": EVALUATION_SPLIT, "n_curves": len(log.curves),
             "styles": ",".join(c.scale.style or "" for c in log.curves), "features": ",".join(found.features),
             "bits": 1 if found.bilevel else 8, "print_scale": log.print_scale}

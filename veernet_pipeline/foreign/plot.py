@@ -137,7 +137,9 @@ def _grid(ax: Axes, log: ForeignLog, rng: np.random.Generator) -> list[Artist]:
 
 
 def _boxed(ax: Axes, text: Artist, eraser: list[Artist], pad: float) -> None:
+    """A white box `pad` px (of a 200-dpi scan) around `text`, in display pixels of the figure's own dpi."""
     box = text.get_window_extent(ax.figure.canvas.get_renderer())
+    pad *= ax.figure.dpi / DPI
     eraser.append(ax.add_patch(Rectangle((box.x0 - pad, box.y0 - pad), box.width + 2 * pad, box.height + 2 * pad,
                                          transform=IdentityTransform(), color="black", linewidth=0)))
 
@@ -203,14 +205,21 @@ def _banner(ax: Axes, log: ForeignLog, font: str, size: float, rng: np.random.Ge
         groups["print"].extend(ax.plot([x, x], [0.06, 0.94], **_line_style(curve, 0.0)))
 
 
-def draw_layers(log: ForeignLog, bilevel: bool, rng: np.random.Generator) -> Layers:
+def draw_layers(log: ForeignLog, bilevel: bool, rng: np.random.Generator, scale: float = 1.0) -> Layers:
     """Rasterise each layer of the scan alone; see the module docstring.
 
+    Args:
+        log, bilevel, rng: what to draw, and its random choices.
+        scale: pixels per pixel of the log's 200-dpi size: 1.5 draws the same print scanned at 300 dpi,
+            every pen, dash, font and hatch in points as before and rasterised at its own grid
+            (`benchmarks/resolution.py`). The layers are then (round(H x scale), round(W x scale)).
+
     Raises:
-        RuntimeError: the canvas is not exactly (H, W) pixels.
+        RuntimeError: the canvas is not exactly that size.
     """
+    size = (round(log.height * scale), round(log.width * scale))
     with matplotlib.rc_context(RC):
-        fig = Figure(figsize=(log.width / DPI, log.height / DPI), dpi=DPI)
+        fig = Figure(figsize=(size[1] / (DPI * scale), size[0] / (DPI * scale)), dpi=DPI * scale)
         canvas = FigureCanvasAgg(fig)
         ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
         ax.set_axis_off()
@@ -230,8 +239,8 @@ def draw_layers(log: ForeignLog, bilevel: bool, rng: np.random.Generator) -> Lay
                 artist.set_visible(True)
             canvas.draw()
             rgba = np.asarray(canvas.buffer_rgba())
-            if rgba.shape[:2] != (log.height, log.width):
-                raise RuntimeError(f"canvas is {rgba.shape[:2]}, not {(log.height, log.width)}: figure size is inexact")
+            if rgba.shape[:2] != size:
+                raise RuntimeError(f"canvas is {rgba.shape[:2]}, not {size}: figure size is inexact")
             darkness[name] = 255 - rgba[..., 0]
     return Layers(grid=darkness["grid"], curves=[darkness[f"curve{k}"] for k in range(len(log.curves))],
                   shade=darkness["shade"], flags=darkness["flags"], eraser=darkness["eraser"], print=darkness["print"],
