@@ -232,8 +232,9 @@ def ingest_archive(raw_dir: Path, out_dir: Path, params: IngestParams, bounds: V
     Returns:
         ``{"files", "pages", "strips", "rows", "decoded", "resampled", "errors", "read", "reused"}``:
         ``files`` in (pages among them), ``strips`` cut from the pages, ``rows`` in the manifest,
-        ``resampled`` decoded rows whose size on the net's grid differs from their own (tagged at another
-        resolution), ``read`` files went through the workers, ``reused`` kept their row from the last run.
+        ``resampled`` decoded rows whose size on the net's grid differs from their own (at another
+        resolution, stated or `infer.untagged_dpi`'s), ``read`` files went through the workers,
+        ``reused`` kept their row from the last run.
 
     Raises:
         EmptyArchive: ``raw_dir`` does not exist (a folder without scans gives an empty manifest).

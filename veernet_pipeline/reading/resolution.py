@@ -3,12 +3,12 @@
 The net learnt its strokes at one scale: pens of 1-4 px, dashes of 5-90 px, grids at 200 dpi
 (`synthetic`). It names a broken style partly by its absolute dash length (docs/accuracy.md), so a
 log scanned at 300 dpi, whose dashes and pens are half as long again, reads far worse as it is
-(`benchmarks/resolution.py`). A scan whose TIFF states its resolution (`io.tiff.TiffHeader.dpi`) is
-therefore resampled to `infer.net_dpi` along each axis before the net sees it (a fax page of
-204 x 98 dpi gets each axis its own factor), read there, and its rows and confidences are brought
-back to the scan's own columns and rows, so depths, sidecars, page layouts and QC pictures keep
-speaking of the scan's pixels. Which scans are resampled, and by how much, is `io.resolution.net_scale`'s
-rule (ingest holds sizes to the `validate:` bounds on the same grid).
+(`benchmarks/resolution.py`). A scan whose TIFF states its resolution (`io.tiff.TiffHeader.dpi`), or one
+stating none in an archive with `infer.untagged_dpi`, is therefore resampled to `infer.net_dpi` along
+each axis before the net sees it (a fax page of 204 x 98 dpi gets each axis its own factor), read there,
+and its rows and confidences are brought back to the scan's own columns and rows, so depths, sidecars,
+page layouts and QC pictures keep speaking of the scan's pixels. Which scans are resampled, and by how
+much, is `io.resolution.net_scale`'s rule (ingest holds sizes to the `validate:` bounds on the same grid).
 """
 
 from __future__ import annotations
