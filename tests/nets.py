@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from veernet_pipeline.config import Settings
-from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
 from veernet_pipeline.model.veernet import build_model
 
 
@@ -52,3 +53,24 @@ class InkIsStyle(nn.Module):
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
         return self.head(x)
+
+
+class DashIsLong(nn.Module):
+    """A real net that names ink by its run length along depth, as VeerNet partly does: runs of at least
+    `min_dash` columns are dashed, shorter ones dotted, paper background (logits +-10)."""
+
+    def __init__(self, min_dash: int) -> None:
+        super().__init__()
+        self.min_dash = min_dash
+
+    def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+        length = self.min_dash
+        ink = (x < 0.5).float()
+        # Window j of the padded row covers columns j - length + 1 .. j: full where every one is ink.
+        full = (F.avg_pool2d(F.pad(ink, (length - 1, length - 1)), (1, length), stride=1) > 1 - 1e-6).float()
+        long = F.max_pool2d(full, (1, length), stride=1)  # a column inside any full window
+        logits = torch.full((x.shape[0], NUM_CLASSES, *x.shape[2:]), -10.0, dtype=x.dtype, device=x.device)
+        logits[:, 0] = 10.0 - 20.0 * ink[:, 0]
+        logits[:, style_class("dashed")] = -10.0 + 20.0 * (ink * long)[:, 0]
+        logits[:, style_class("dotted")] = -10.0 + 20.0 * (ink * (1.0 - long))[:, 0]
+        return logits

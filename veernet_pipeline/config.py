@@ -366,6 +366,13 @@ class TrainParams(_Strict):
     checkpoint_every_steps: int
 
 
+class EnlargeParams(_Strict):
+    """A scan read again enlarged where a curve its sidecar names barely shows (reading/enlarge.py)."""
+
+    factor: float = Field(default=1.0, ge=1.0)  # 1 = never
+    below: float = Field(default=0.25, gt=0.0, lt=1.0)  # a named curve showing in fewer columns is missing
+
+
 class ExtractParams(_Strict):
     """The path search that turns class probabilities into curves (reading/extract.py, docs/reading.md)."""
 
@@ -383,6 +390,7 @@ class ExtractParams(_Strict):
     max_gap: int
     mirror: bool
     min_support: float = Field(gt=0.0, le=1.0)  # without a sidecar: share of columns a curve must show in
+    enlarge: EnlargeParams = EnlargeParams()
 
 
 class GateParams(_Strict):

@@ -1,14 +1,15 @@
 """Measure a model on held-out logs against their native LAS curves: every curve each sidecar names.
 
-For each log of the chosen split: class probabilities (tiled, native resolution), one subpixel
-row per column for every curve the sidecar names, read on its style's evidence exactly as
-inference reads it, and the truth from the log's LAS (`truth`). Curves are compared in track units
-(0 top edge, 1 bottom edge of the track): prediction = (row + 0.5) / H, truth = where the sidecar
-draws the LAS value (backup wrap, edge pegging, skew), scored against the band the curve sweeps
-over each column (`truth.truth_band`). Where the skew moves a drawn row off the image, the
-picture does not show the curve, so that column is left out rather than counted against the
-model. Physical units compare the values `veernet digitize` would write (deskewed, unwrapped onto
-backup scales) with the LAS itself.
+For each log of the chosen split: class probabilities (tiled, native resolution; read again
+enlarged where a named curve barely shows if `extract.enlarge` says so), one subpixel row per
+column for every curve the sidecar names, read on its style's evidence exactly as inference reads
+it, and the truth from the log's LAS (`truth`). Curves are compared in track units (0 top edge, 1
+bottom edge of the track): prediction = (row + 0.5) / H, truth = where the sidecar draws the LAS
+value (backup wrap, edge pegging, skew), scored against the band the curve sweeps over each
+column (`truth.truth_band`). Where the skew moves a drawn row off the image, the picture does not
+show the curve, so that column is left out rather than counted against the model. Physical units
+compare the values `veernet digitize` would write (deskewed, unwrapped onto backup scales) with
+the LAS itself.
 
 Curves drawn alike (identical classes) are scored under the assignment that fits them best over
 the log, since nothing in the picture says which is which (`identity`). A one-logit binary model
@@ -42,10 +43,8 @@ from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.picture import curve_name
-from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.styles import as_style_probs
-from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
 
 log = logging.getLogger(__name__)
@@ -125,10 +124,8 @@ def evaluate_log(
                          f"shape {image.shape}; regenerate the set")
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
-    raw = predict_probs(model, image, params.tile_width, params.tile_overlap, device, mirror=extract.mirror)
-    probs = as_style_probs(raw)
-    reading = read_track(probs, calibration, extract)
-    plan, rows, confidence = reading.plan, reading.rows, reading.confidence
+    scan = read_scan(model, image, calibration, params.tile_width, params.tile_overlap, extract, device)
+    plan, rows, confidence = scan.reading.plan, scan.reading.rows, scan.reading.confidence
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
     truth = drawn_tracks(values, calibration, height)
@@ -160,7 +157,7 @@ def evaluate_log(
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan,
                         "features": _features(row)})
     # MaskScores scores a binary model as curve vs background whatever the set labels its curves.
-    pooled.update(raw.argmax(axis=0), mask)
+    pooled.update(scan.raw.argmax(axis=0), mask)
     return image, truth[:n] * height - 0.5, rows[:n], records
 
 

@@ -10,7 +10,9 @@ the curve was absent or bridged): the review step sorts and filters on it. Any w
 (tiled along depth), any height up to `infer.max_height` (padded to a multiple of 32 with the
 validity mask). A scan is read at its own pixels unless its TIFF states a resolution other than the
 net's (`infer.net_dpi`): then the net reads it resampled to that, and the rows come back on the
-scan's own grid (`reading.resolution`).
+scan's own grid (`reading.resolution`). Where a curve the sidecar names barely shows in the map, the
+LAS header says so, and with `extract.enlarge.factor` above 1 the scan is read again enlarged
+(`reading.enlarge`).
 """
 
 from __future__ import annotations
@@ -22,16 +24,13 @@ from pathlib import Path
 import numpy as np
 from torch import nn
 
-from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.config import EnlargeParams, ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
-from veernet_pipeline.io.resolution import AS_STORED, Resampling
+from veernet_pipeline.io.resolution import AS_STORED, Resampling, net_size
 from veernet_pipeline.io.tiff import decode_scan, read_header
+from veernet_pipeline.reading.enlarge import ScanReading, read_scan
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
-from veernet_pipeline.reading.predict import predict_probs
-from veernet_pipeline.reading.resolution import to_net_grid, to_scan_grid
-from veernet_pipeline.reading.styles import as_style_probs
-from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values
 
 log = logging.getLogger(__name__)
@@ -108,22 +107,18 @@ def digitize_scan(
         image: (H, W) uint8.
     """
     height, width = image.shape
-    resampled = scale != (1.0, 1.0)
-    net_image = to_net_grid(image, scale) if resampled else image
-    check_height(net_image.shape[0], max_height, source)
-    probs = as_style_probs(predict_probs(model, net_image, tile_width, tile_overlap, device, mirror=extract.mirror))
-    reading = read_track(probs, calibration, extract)
-    plan, rows, confidence = reading.plan, reading.rows, reading.confidence
-    if resampled:
-        rows, confidence = to_scan_grid(rows, confidence, scale, width)
+    check_height(net_size(height, width, scale)[0], max_height, source)
+    scan = read_scan(model, image, calibration, tile_width, tile_overlap, extract, device, scale, max_height)
+    plan, rows, confidence = scan.reading.plan, scan.reading.rows, scan.reading.confidence
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
     if calibration is not None:
         for note in plan.notes:  # a sidecar's curves read otherwise than it says (thick vs thin)
             log.warning("%s: %s", source, note)
-    if resampled:
+    if scale != (1.0, 1.0):
         notes.append(f"read by the net resampled by {scale[0]:.4g} (rows) x {scale[1]:.4g} (columns) to the resolution "
                      "it was trained at (infer.net_dpi); rows and depths are the scan's own pixels")
+    notes.extend(enlarge_notes(scan, scale, extract.enlarge))
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first")
@@ -146,6 +141,22 @@ def digitize_scan(
         rows=rows,
         confidence=confidence,
     )
+
+
+def enlarge_notes(scan: ScanReading, scale: tuple[float, float], enlarge: EnlargeParams) -> list[str]:
+    """What the LAS header says of named curves that barely showed in the map, and of an enlarged reading."""
+    if not scan.missing or scan.missing[0] == 0:
+        return []
+    shown = f"{scan.missing[0]} named curve(s) barely showed (their style in under {enlarge.below:.0%} of the columns)"
+    if scan.scale != scale:
+        return [f"read enlarged {enlarge.factor:.3g} times (extract.enlarge): {shown} at the scan's size, "
+                f"{scan.missing[1]} enlarged; their dashes are drawn shorter than the net learnt them"]
+    if len(scan.missing) > 1:
+        return [f"{shown}; enlarged {enlarge.factor:.3g} times no fewer did, so the scan's size was kept"]
+    if enlarge.factor > 1.0:
+        return [f"{shown}; enlarged {enlarge.factor:.3g} times the track would be taller than infer.max_height"]
+    return [f"{shown}: where the print's dashes are shorter than the net learnt them, extract.enlarge.factor 1.5 "
+            "reads such scans enlarged (docs/reading.md)"]
 
 
 def write_qc_png(
