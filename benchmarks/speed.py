@@ -11,9 +11,10 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
   stem, channels_last) at the same widths. Each: forward on one 640 x 2,048 tile (the
   inference tile), forward on 4 stacked tiles (per tile), and forward + backward of the masked
   Tversky loss on a training batch of 4 crops of 640 x 256 (the `cpu` profile's batch; losses and
-  targets as in training), at 1 and 2 threads; bf16 autocast (forward; forward + backward for the
-  record); `--compile` adds torch.compile (inductor) with its compile time. GFLOP from
-  torch.utils.flop_counter (convolutions and matmuls; the attention's fused kernel is not counted);
+  targets as in training; "before" with main's one-hot loss, "after" with today's), at 1 and 2
+  threads; bf16 autocast (forward; forward + backward for the record); `--compile` adds
+  torch.compile (inductor) with its compile time. GFLOP from torch.utils.flop_counter
+  (convolutions and matmuls; the attention's fused kernel is not counted);
 - the widths the `cpu` profile could spend the speed-up on (`WIDTH_CANDIDATES`): today's net at
   each, forward + backward on the training batch at 2 threads (docs/model.md turns these into
   steps per 60 training minutes);
@@ -83,9 +84,27 @@ def autocast(bf16: bool) -> contextlib.AbstractContextManager[Any]:
     return torch.autocast("cpu", torch.bfloat16) if bf16 else contextlib.nullcontext()
 
 
+def one_hot_tversky(logits: torch.Tensor, target: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """The masked Tversky loss as main computed it at `BASELINE`: products with a one-hot truth tensor.
+
+    The "before" rows train with it, so their step is the step main took; today's `TverskyLoss`
+    gets the same three sums without the one-hot tensor (`training.losses._inputs.overlap_sums`).
+    """
+    prob = torch.softmax(logits, dim=1)
+    truth = torch.nn.functional.one_hot(target, logits.shape[1]).permute(0, 3, 1, 2).to(prob.dtype)
+    weight = valid[:, None]
+    tp = (prob * truth * weight).sum(dim=(2, 3))
+    fp = (prob * (1.0 - truth) * weight).sum(dim=(2, 3))
+    fn = ((1.0 - prob) * truth * weight).sum(dim=(2, 3))
+    return (1.0 - (tp + 1.0) / (tp + 0.3 * fp + 0.7 * fn + 1.0)).mean()
+
+
 def measure_net(name: str, model: nn.Module, num_classes: int, threads: int, bf16: bool, channels_last: bool,
                 repeats: int, train: bool = True) -> dict[str, Any]:
-    """Forward (1 and 4 tiles) and forward + backward times of `model` at `threads` threads."""
+    """Forward (1 and 4 tiles) and forward + backward times of `model` at `threads` threads.
+
+    A "before" net trains with main's loss (`one_hot_tversky`), every other with today's.
+    """
     torch.set_num_threads(threads)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(memory_format=fmt)
@@ -108,7 +127,8 @@ def measure_net(name: str, model: nn.Module, num_classes: int, threads: int, bf1
         crops = torch.rand(BATCH, 1, *CROP).contiguous(memory_format=fmt)
         target = torch.randint(0, max(2, num_classes), (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
         valid = torch.ones(BATCH, *CROP)
-        loss_fn = TverskyLoss(0.3, 0.7, "binary" if num_classes == 1 else "multiclass")
+        loss_fn = (one_hot_tversky if name == "before"
+                   else TverskyLoss(0.3, 0.7, "binary" if num_classes == 1 else "multiclass"))
 
         def step(low: bool = bf16) -> None:
             model.zero_grad(set_to_none=True)

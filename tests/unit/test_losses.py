@@ -7,6 +7,7 @@ import torch
 
 from veernet_pipeline.config import LossParams
 from veernet_pipeline.training.losses import LOSSES, build_loss
+from veernet_pipeline.training.losses._inputs import overlap_sums
 
 MODES = [("binary", 1), ("multiclass", 3)]
 CASES = [(name, mode, channels) for name in LOSSES for mode, channels in MODES]
@@ -135,3 +136,26 @@ def test_overlap_losses_average_only_the_classes_a_sample_shows(name: str) -> No
     torch.testing.assert_close(alone, torch.tensor(expected_alone, dtype=torch.float64))
     both = loss_fn(torch.cat([logits, logits]), torch.cat([HAND_TARGET, only_zero]))
     torch.testing.assert_close(both, (loss_fn(logits, HAND_TARGET) + alone) / 2)
+
+
+@pytest.mark.parametrize(("mode", "channels"), MODES)
+def test_overlap_sums_equal_the_one_hot_products_with_their_gradients(mode: str, channels: int) -> None:
+    """TP, P and T against the one-hot products written out, with a fractional weight, value and gradient."""
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(3, channels, 7, 9, generator=gen, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(0, max(2, channels), (3, 7, 9), generator=gen)
+    weight = torch.rand(3, 7, 9, generator=gen, dtype=torch.float64)
+    if mode == "binary":
+        prob, truth = torch.sigmoid(logits), (target > 0).double()[:, None]
+    else:
+        prob = torch.softmax(logits, dim=1)
+        truth = torch.stack([(target == k).double() for k in range(channels)], dim=1)
+    w = weight[:, None]
+    expected = ((prob * truth * w).sum(dim=(2, 3)), (prob * w).sum(dim=(2, 3)), (truth * w).sum(dim=(2, 3)))
+    got = overlap_sums(logits, target, weight, mode)
+    for value, want in zip(got, expected, strict=True):
+        torch.testing.assert_close(value, want, rtol=1e-12, atol=1e-12)
+    probe = torch.randn(3, 3, max(1, channels), generator=gen, dtype=torch.float64)
+    grad_got = torch.autograd.grad(sum((v * p).sum() for v, p in zip(got, probe, strict=True)), logits)[0]
+    grad_want = torch.autograd.grad(sum((v * p).sum() for v, p in zip(expected, probe, strict=True)), logits)[0]
+    torch.testing.assert_close(grad_got, grad_want, rtol=1e-10, atol=1e-12)

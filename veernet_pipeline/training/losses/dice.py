@@ -14,9 +14,9 @@ from veernet_pipeline.training.losses._inputs import (
     Mode,
     check_inputs,
     check_mode,
+    overlap_sums,
     pixel_weight,
     present_class_mean,
-    probs_and_truth,
 )
 
 
@@ -45,10 +45,7 @@ class DiceLoss(nn.Module):
             classes; valid: (B, H, W), 1 on real pixels, 0 on padding (None = all valid).
         """
         logits = check_inputs("DiceLoss", self.mode, logits, target, valid)
-        prob, truth = probs_and_truth(logits, target, self.mode)
-        weight = pixel_weight(valid, prob)[:, None]
-        # Mask each per-pixel term before any reduction: padded pixels contribute exactly 0.
-        overlap = (prob * truth * weight).sum(dim=(2, 3))
-        total = ((prob + truth) * weight).sum(dim=(2, 3))
-        dice = (2.0 * overlap + self.smooth) / (total + self.smooth)
-        return present_class_mean(1.0 - dice, truth, weight)
+        # Each per-pixel term is masked before any sum (overlap_sums): padded pixels contribute exactly 0.
+        overlap, total, count = overlap_sums(logits, target, pixel_weight(valid, logits), self.mode)
+        dice = (2.0 * overlap + self.smooth) / (total + count + self.smooth)
+        return present_class_mean(1.0 - dice, count)

@@ -15,9 +15,9 @@ from veernet_pipeline.training.losses._inputs import (
     Mode,
     check_inputs,
     check_mode,
+    overlap_sums,
     pixel_weight,
     present_class_mean,
-    probs_and_truth,
 )
 
 
@@ -48,11 +48,8 @@ class TverskyLoss(nn.Module):
             classes; valid: (B, H, W), 1 on real pixels, 0 on padding (None = all valid).
         """
         logits = check_inputs("TverskyLoss", self.mode, logits, target, valid)
-        prob, truth = probs_and_truth(logits, target, self.mode)
-        weight = pixel_weight(valid, prob)[:, None]
-        # Mask each per-pixel term before any reduction: padded pixels contribute exactly 0.
-        tp = (prob * truth * weight).sum(dim=(2, 3))
-        fp = (prob * (1.0 - truth) * weight).sum(dim=(2, 3))
-        fn = ((1.0 - prob) * truth * weight).sum(dim=(2, 3))
+        # Each per-pixel term is masked before any sum (overlap_sums): padded pixels contribute exactly 0.
+        tp, total, count = overlap_sums(logits, target, pixel_weight(valid, logits), self.mode)
+        fp, fn = total - tp, count - tp
         index = (tp + self.smooth) / (tp + self.alpha * fp + self.beta * fn + self.smooth)
-        return present_class_mean(1.0 - index, truth, weight)
+        return present_class_mean(1.0 - index, count)
