@@ -81,3 +81,31 @@ def test_a_training_step_in_channels_last_runs_at_few_channels() -> None:
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_mirrored_reading_is_the_mean_of_three_plain_readings_and_leaves_torch_as_it_was() -> None:
+    """In-place stitching and mirror accumulation against the three passes read one by one and averaged."""
+    settings = load_settings(PARAMS_YAML, profile="test")
+    model = untrained_veernet(settings, NUM_CLASSES)
+    image = _scan(100, 700)  # 100 rows pad to 128: tiles carry a valid mask; 700 columns: 4 tiles of 256
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    mirrored = predict.predict_probs(model, image, 256, 128, mirror=True)
+    assert torch.backends.mha.get_fastpath_enabled() == fastpath
+
+    def plain(im: np.ndarray) -> np.ndarray:
+        return predict.predict_probs(model, np.ascontiguousarray(im), 256, 128)
+
+    expected = (plain(image) + plain(image[:, ::-1])[:, :, ::-1] + plain(image[::-1])[:, ::-1]) / 3.0
+    np.testing.assert_allclose(mirrored, expected, rtol=0, atol=FP32_TOLERANCE)
+
+
+def test_a_tile_needing_no_padding_reads_as_with_an_all_real_mask() -> None:
+    settings = load_settings(PARAMS_YAML, profile="test")
+    model = untrained_veernet(settings, NUM_CLASSES)
+    x = torch.from_numpy(_scan(128, 256)).float().div(255.0)[None, None]
+    with torch.inference_mode():
+        unmasked = torch.softmax(model(x, None), 1)
+        masked = torch.softmax(model(x, torch.ones(1, 128, 256)), 1)
+    torch.testing.assert_close(unmasked, masked, rtol=0, atol=FP32_TOLERANCE)
+    np.testing.assert_allclose(predict.predict_probs(model, _scan(128, 256), 256, 0), unmasked[0].numpy(),
+                               rtol=0, atol=FP32_TOLERANCE)
