@@ -3,19 +3,21 @@
     python benchmarks/alike.py [SET_DIR] [--split val] [--max-logs 0] [--profile cpu] [--out DIR]
 
 Two curves of one style cost the same to every style term of the path search, so their identities
-rest on four things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
+rest on five things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
 runs that keep a curve's place through its gaps (`reading.ghosts`), the run-height cue
-(`extract.reread_by_height`, `extract.height_weight`) and the slope rule at contacts
-(`extract.untangle`, which asks `extract._crossed` at every contact). Every log of the split whose
+(`extract.reread_by_height`, `extract.height_weight`), the slope rule at contacts
+(`extract.untangle`, which asks `extract._crossed` at every contact) and the rows either side of a
+stretch where both are absent (`reading.rejoin`). Every log of the split whose
 sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
 benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
-alone) five ways:
+alone) six ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
 2. run heights, no contact rule: `_crossed` answers "not crossed" at every contact;
 3. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
-4. as shipped: ghost runs, run heights and the slope rule;
-5. as shipped with an oracle at contacts: `_crossed` answers from the truth, swapping the tails
+4. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
+5. as shipped: ghost runs, run heights, the slope rule and rejoining;
+6. as shipped with an oracle at contacts: `_crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
 
@@ -164,8 +166,8 @@ class Oracle:
 
 
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
-              name: str, ghosts: bool = True) -> dict[str, Any]:
-    """Read every log with `params`, contact rule `rule` (None: the slope rule) and ghost runs or not.
+              name: str, ghosts: bool = True, rejoin: bool = True) -> dict[str, Any]:
+    """Read every log with `params`, contact rule `rule` (None: the slope rule), ghost runs or not, rejoining or not.
 
     Figures over the curves drawn alike, and their identity flips by kind.
     """
@@ -173,7 +175,8 @@ def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[
     flips: Counter[str] = Counter()
     oracle = rule if isinstance(rule, Oracle) else None
     with (mock.patch.object(extract, "_crossed", rule) if rule is not None else contextlib.nullcontext(),
-          mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext()):
+          mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext(),
+          mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext()):
         for item in tqdm(logs, desc=name, leave=False):
             truth_rows = item["truth"] * item["height"] - 0.5
             if oracle is not None:
@@ -211,7 +214,8 @@ def main() -> None:
     ways = [score_way(logs, slopes_only, None, "slopes only (height_weight 0)"),
             score_way(logs, shipped, lambda *_: False, "run heights, no contact rule"),
             score_way(logs, shipped, None, "as shipped, without ghost runs", ghosts=False),
-            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, slope rule"),
+            score_way(logs, shipped, None, "as shipped, without rejoining across absences", rejoin=False),
+            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, slope rule, rejoining"),
             score_way(logs, shipped, Oracle(), "as shipped + oracle at contacts")]
     rows = [[w["way"], str(w["curves"]), f"{w['median_r2']:.3f}", f"{w['p25_r2']:.3f}", f"{w['p75_r2']:.3f}",
              f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %",

@@ -26,7 +26,9 @@ does. So do we (docs/reading.md):
    decide. Curves of the same classes are interchangeable to every style cost, so a group of them
    whose typical run heights differ is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
-   other's line after it gets that line (`untangle`). Then they are listed top first (`same_class_order`).
+   other's line after it gets that line (`untangle`), and after a stretch where both are absent, the one whose
+   rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first
+   (`same_class_order`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
+from veernet_pipeline.reading.rejoin import rejoin
 from veernet_pipeline.reading.run_heights import (
     MIN_HEIGHT_DIFFERENCE,
     height_emission,
@@ -120,6 +123,8 @@ def trace_curves(
         out_rows[k] = refine_rows(cands, k, states[k])
     for k in range(len(classes)):
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
+    # Across joint absences first, then at contacts: each swaps whole tails, so neither undoes the other.
+    rejoin(out_rows, confidence, alike_pairs(classes, typical))
     untangle(out_rows, confidence, classes, typical)
     order = same_class_order(out_rows, classes)
     return out_rows[order], confidence[order]
@@ -307,6 +312,19 @@ def _passing(centre: np.ndarray, top: np.ndarray, bottom: np.ndarray, steep: np.
     return through, level
 
 
+def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs of curves drawn alike whose identities only their lines can settle (`untangle`, `rejoin`).
+
+    Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): lines do not
+    overrule it.
+
+    Shape:
+        typical: (K,) run heights from `reread_by_height`, NaN where not estimated.
+    """
+    return [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
+            if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
+
+
 def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
              typical: np.ndarray) -> None:
     """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
@@ -323,10 +341,7 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
         rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
     """
     width = rows.shape[1]
-    # Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): slopes do not
-    # overrule it.
-    pairs = [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
-             if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
+    pairs = alike_pairs(classes, typical)
     start = 0
     while pairs and start < width:
         found = None
