@@ -1,11 +1,11 @@
 """Curves drawn alike keep their sides across a stretch where both are absent: a banner, a blank, a pen lift.
 
 Two curves of the same classes cost the same on either side after a joint absence longer than
-the bridged gaps, so the path search comes out of it with their identities a coin toss: on the
-true masks of 30 val logs, two solid curves 100 px apart that never touch traded places after
-each blank stretch and read 47 % of their columns swapped (docs/accuracy.md). A reader goes by
-where each line was: a log's values before a banner continue after it. So the pairing of the
-rows before the stretch with the rows after it that fits best is kept.
+the bridged gaps, so the path search comes out of it with their identities a coin toss: read from
+the true mask of val log 000024, two solid curves 100 px apart that never touch traded places
+after a blank of 380 columns (docs/accuracy.md). A reader goes by where each line was: a log's
+values before a banner continue after it. So the pairing of the rows before the stretch with the
+rows after it that fits best is kept.
 """
 
 from __future__ import annotations
