@@ -43,7 +43,7 @@ from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
-from veernet_pipeline.reading.rejoin import rejoin
+from veernet_pipeline.reading.rejoin import rejoin, swap_tails
 from veernet_pipeline.reading.run_heights import (
     MIN_HEIGHT_DIFFERENCE,
     height_emission,
@@ -357,8 +357,7 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
             return
         first, last, a, b = found
         if _crossed(rows, a, b, first, last):
-            for array in (rows, confidence):
-                array[[a, b], last + 1:] = array[[b, a], last + 1:]
+            swap_tails(rows, confidence, a, b, last + 1)
         start = last + 1
 
 

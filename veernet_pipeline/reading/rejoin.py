@@ -60,5 +60,10 @@ def rejoin(rows: np.ndarray, confidence: np.ndarray, pairs: Sequence[tuple[int, 
             as_read = abs(before_a - after_a) + abs(before_b - after_b)
             crossed = abs(before_a - after_b) + abs(before_b - after_a)
             if crossed < REJOIN_MARGIN * as_read:  # False where a side is NaN
-                for array in (rows, confidence):
-                    array[[a, b], last + 1:] = array[[b, a], last + 1:]
+                swap_tails(rows, confidence, a, b, last + 1)
+
+
+def swap_tails(rows: np.ndarray, confidence: np.ndarray, a: int, b: int, start: int) -> None:
+    """Exchange curves a and b's rows and confidences from column `start` on, in place. Shape: (K, W) both."""
+    for array in (rows, confidence):
+        array[[a, b], start:] = array[[b, a], start:]
