@@ -6,18 +6,18 @@ Two curves of one style cost the same to every style term of the path search, so
 rest on five things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
 runs that keep a curve's place through its gaps (`reading.ghosts`), the run-height cue
 (`extract.reread_by_height`, `extract.height_weight`), the slope rule at contacts
-(`extract.untangle`, which asks `extract._crossed` at every contact) and the rows either side of a
+(`untangle.untangle`, which asks `untangle.crossed` at every contact) and the rows either side of a
 stretch where both are absent (`reading.rejoin`). Every log of the split whose
 sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
 benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
 alone) six ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
-2. run heights, no contact rule: `_crossed` answers "not crossed" at every contact;
+2. run heights, no contact rule: `crossed` answers "not crossed" at every contact;
 3. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
 4. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
 5. as shipped: ghost runs, run heights, the slope rule and rejoining;
-6. as shipped with an oracle at contacts: `_crossed` answers from the truth, swapping the tails
+6. as shipped with an oracle at contacts: `crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
 
@@ -52,13 +52,13 @@ from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
-from veernet_pipeline.reading import extract
+from veernet_pipeline.reading import extract, untangle
 from veernet_pipeline.reading.candidates import Candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps
 from veernet_pipeline.reading.styles import as_style_probs, curve_classes
 
-WINDOW = extract.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
-SLOPE_RULE = extract._crossed  # kept before any patching: the oracle counts its agreement with it
+WINDOW = untangle.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
+SLOPE_RULE = untangle.crossed  # kept before any patching: the oracle counts its agreement with it
 # Identity flips: a read curve follows a truth where it lies within NEAR_PX of it, in columns where the two
 # truths lie more than APART_PX apart; a stretch of one pairing counts when it spans MIN_SPAN columns or more.
 NEAR_PX, APART_PX, MIN_SPAN = 3.0, 6.0, 20
@@ -88,7 +88,7 @@ def identity_flips(rows: np.ndarray, truth_rows: np.ndarray, classes: list[tuple
     Between a stretch read straight (each curve on its own truth) and the next stretch read
     crosswise, or back, the columns in between are a flip of one of four kinds, the first that
     holds: `collapse`, both readings on one truth in 3 columns or more; `contact`, the readings
-    come within `extract.CONTACT_PX` (a crossing or touch the reader decided); `absence`, a
+    come within `untangle.CONTACT_PX` (a crossing or touch the reader decided); `absence`, a
     reading is missing (a gap longer than `max_gap`); `jump`, none of these: a reading left its
     line across paper.
 
@@ -116,7 +116,7 @@ def identity_flips(rows: np.ndarray, truth_rows: np.ndarray, classes: list[tuple
                 span = slice(columns[before[-1]], columns[after[0]] + 1)
                 one_line = int(np.sum(on[a, a, span] & on[b, a, span]) + np.sum(on[a, b, span] & on[b, b, span]))
                 with np.errstate(invalid="ignore"):
-                    contact = bool(np.any(np.abs(rows[a, span] - rows[b, span]) <= extract.CONTACT_PX))
+                    contact = bool(np.any(np.abs(rows[a, span] - rows[b, span]) <= untangle.CONTACT_PX))
                 missing = not np.isfinite(rows[[a, b], span]).all()
                 flips["collapse" if one_line >= 3 else "contact" if contact else "absence" if missing else "jump"] += 1
     return flips
@@ -129,7 +129,7 @@ def no_ghosts(cands: Candidates, params: ExtractParams, height: int) -> JointSte
 
 
 class Oracle:
-    """A contact rule that knows the truth: stands in for `extract._crossed`, counting its agreement with it."""
+    """A contact rule that knows the truth: stands in for `untangle.crossed`, counting its agreement with it."""
 
     def __init__(self) -> None:
         self.truth_rows = np.empty((0, 0))
@@ -174,7 +174,7 @@ def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[
     r2, swaps = [], []
     flips: Counter[str] = Counter()
     oracle = rule if isinstance(rule, Oracle) else None
-    with (mock.patch.object(extract, "_crossed", rule) if rule is not None else contextlib.nullcontext(),
+    with (mock.patch.object(untangle, "crossed", rule) if rule is not None else contextlib.nullcontext(),
           mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext(),
           mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext()):
         for item in tqdm(logs, desc=name, leave=False):

@@ -14,7 +14,7 @@ does. So do we (docs/reading.md):
    independent paths on their own evidence, batched into one pass.
 3. Rows. A run no taller than about twice the stroke width is read at its weighted centre. A taller
    one is a steep stroke: where the path turns in that column (both neighbours on one side) the
-   curve's value is the run's far end, otherwise its centre (`refine_rows`). A tall run reaching well
+   curve's value is the run's far end, otherwise its centre (`reading.rows`). A tall run reaching well
    past the curve's rows on both sides is an upright stroke the curve crosses (a heavy depth line,
    lettering): the curve reads the straight line between its rows either side.
 4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
@@ -43,23 +43,14 @@ from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
-from veernet_pipeline.reading.rejoin import rejoin, swap_tails
+from veernet_pipeline.reading.rejoin import rejoin
+from veernet_pipeline.reading.rows import refine_rows
 from veernet_pipeline.reading.run_heights import (
-    MIN_HEIGHT_DIFFERENCE,
     height_emission,
     height_emission_all,
     typical_heights,
 )
-
-# Columns each side of a contact whose lines decide which curve continues where (`untangle`);
-# a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
-UNTANGLE_COLUMNS = 12
-UNTANGLE_MARGIN = 0.5
-# A steep run reaching this many stroke widths past the curve's rows on both sides is an upright stroke the
-# curve crosses (`refine_rows`); the rows are those of its nearest ordinary columns within PASS_COLUMNS.
-PASS_STROKES = 2.0
-PASS_COLUMNS = 4
-CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
+from veernet_pipeline.reading.untangle import alike_pairs, untangle
 
 
 def default_classes(n_channels: int) -> list[tuple[int, ...]]:
@@ -237,152 +228,6 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
             continue
         states[group] = read_jointly((emission[group] + extra)[None], steps(), params)[0]
     return typical
-
-
-def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
-    """The row a curve reads in each column of its path: the run's centre, or its far end where a steep path turns.
-
-    The stroke width is the median run height along the path. A run taller than twice that is a
-    steep stroke: the column's depth extent sweeps the curve over the whole run, and the value at
-    the column's centre is the run's middle where the stroke passes through, but its far end where
-    the stroke turns back (both neighbours' centres on one side: a spike's tip). The far end is
-    taken half a stroke width in, the centre of the tip's pen.
-
-    Shape:
-        path: (W,) states (M = absent). Returns (W,) rows, NaN where absent.
-    """
-    m = cands.top.shape[1]
-    width = path.shape[0]
-    present = path < m
-    cols = np.arange(width)
-    safe = np.where(present, path, 0)
-    centre = np.where(present, cands.centre[curve, cols, safe], np.nan)
-    top = np.where(present, cands.top[cols, safe], np.nan)
-    bottom = np.where(present, cands.bottom[cols, safe], np.nan)
-    if not present.any():
-        return centre
-    height = bottom - top + 1.0
-    stroke = float(np.nanmedian(height))
-    before = np.concatenate([[np.nan], centre[:-1]])
-    after = np.concatenate([centre[1:], [np.nan]])
-    steep = height > 2.0 * stroke
-    tip_down = steep & (before < centre) & (after < centre)  # both neighbours above: the curve turns at the bottom
-    tip_up = steep & (before > centre) & (after > centre)
-    half = (stroke - 1.0) / 2.0
-    rows = centre.copy()
-    rows[tip_down] = bottom[tip_down] - half
-    rows[tip_up] = top[tip_up] + half
-    through, level = _passing(centre, top, bottom, steep, stroke)
-    rows[through] = level[through]
-    return rows
-
-
-def _passing(centre: np.ndarray, top: np.ndarray, bottom: np.ndarray, steep: np.ndarray,
-             stroke: float) -> tuple[np.ndarray, np.ndarray]:
-    """Where the curve passes across an upright stroke (a heavy depth line, lettering), and its row there.
-
-    A steep run whose ink reaches well past the curve's rows on both sides, the curve's rows being
-    those of its nearest ordinary (not steep) columns within `PASS_COLUMNS` each side (one side
-    only where the curve comes out of a gap), is no stroke of the curve's: a curve's steep stretch
-    runs from one side's row to the other's, a spike's tip lies beyond them on one side only. There
-    the curve reads the straight line between those rows.
-
-    Shape:
-        centre, top, bottom, steep: (W,). Returns (W,) bool and (W,) rows.
-    """
-    width = centre.shape[0]
-    cols = np.arange(width)
-    ordinary = np.isfinite(centre) & ~steep
-    seen = np.where(ordinary, cols, -1)
-    left = np.maximum.accumulate(seen)
-    right = np.minimum.accumulate(np.where(ordinary, cols, width)[::-1])[::-1]
-    left_at = np.concatenate([[-1], left[:-1]])  # the nearest ordinary column strictly before
-    right_at = np.concatenate([right[1:], [width]])
-    has_a = (left_at >= 0) & (cols - left_at <= PASS_COLUMNS)
-    has_b = (right_at < width) & (right_at - cols <= PASS_COLUMNS)
-    a, b = np.clip(left_at, 0, width - 1), np.clip(right_at, 0, width - 1)
-    # A side without an ordinary column near (the curve enters from a gap) takes the other side's row.
-    row_a = np.where(has_a, centre[a], centre[b])
-    row_b = np.where(has_b, centre[b], centre[a])
-    margin = PASS_STROKES * stroke
-    with np.errstate(invalid="ignore"):
-        through = steep & (has_a | has_b) & (top < np.minimum(row_a, row_b) - margin) & (
-            bottom > np.maximum(row_a, row_b) + margin)
-        level = row_a + (row_b - row_a) * (cols - a) / np.maximum(b - a, 1)
-    return through, level
-
-
-def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list[tuple[int, int]]:
-    """Pairs of curves drawn alike whose identities only their lines can settle (`untangle`, `rejoin`).
-
-    Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): lines do not
-    overrule it.
-
-    Shape:
-        typical: (K,) run heights from `reread_by_height`, NaN where not estimated.
-    """
-    return [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
-            if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
-
-
-def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
-             typical: np.ndarray) -> None:
-    """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
-
-    Two curves of the same classes cost the same on either branch after they meet, so the path
-    search cannot tell a crossing from a bounce. A reader can: a line continues straight through a
-    crossing. For each contact (columns where the two read rows, gaps bridged, lie within
-    `CONTACT_PX`, with breaks shorter than half `UNTANGLE_COLUMNS` closed), left to right, each
-    curve's line over the `UNTANGLE_COLUMNS` columns before it is extended over the same number
-    after it; when the line that fits best continues into the other curve's rows (`_crossed`),
-    everything after the contact is swapped.
-
-    Shape:
-        rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
-    """
-    width = rows.shape[1]
-    pairs = alike_pairs(classes, typical)
-    start = 0
-    while pairs and start < width:
-        found = None
-        for a, b in pairs:
-            with np.errstate(invalid="ignore"):
-                near = np.abs(rows[a] - rows[b]) <= CONTACT_PX
-            touch = np.nonzero(near[start:])[0] + start
-            if touch.size and (found is None or touch[0] < found[0]):
-                # One contact runs on while the two come back within CONTACT_PX inside UNTANGLE_COLUMNS / 2.
-                breaks = np.nonzero(np.diff(touch) > UNTANGLE_COLUMNS // 2)[0]
-                found = (int(touch[0]), int(touch[breaks[0]] if breaks.size else touch[-1]), a, b)
-        if found is None:
-            return
-        first, last, a, b = found
-        if _crossed(rows, a, b, first, last):
-            swap_tails(rows, confidence, a, b, last + 1)
-        start = last + 1
-
-
-def _crossed(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
-    """Whether curves a and b's directions before columns `first..last` continue into each other's after them.
-
-    Each curve's slope is fitted (least squares) over the `UNTANGLE_COLUMNS` columns before the
-    contact and each branch's over as many after it. The tails are swapped when pairing the
-    slopes the other way round misfits by less than `UNTANGLE_MARGIN` of the pairing as read: a
-    line keeps its direction through a crossing, while at a touch the two pairings misfit alike
-    and the path search's reading stands.
-    """
-    width = rows.shape[1]
-    windows = (np.arange(max(0, first - UNTANGLE_COLUMNS), first),
-               np.arange(last + 1, min(width, last + 1 + UNTANGLE_COLUMNS)))
-    slopes = {}
-    for side, columns in enumerate(windows):
-        for k in (a, b):
-            seen = columns[np.isfinite(rows[k, columns])]
-            if seen.size < 3:
-                return False
-            slopes[side, k] = np.polyfit(seen, rows[k, seen], 1)[0]
-    as_read = abs(slopes[0, a] - slopes[1, a]) + abs(slopes[0, b] - slopes[1, b])
-    crossed = abs(slopes[0, a] - slopes[1, b]) + abs(slopes[0, b] - slopes[1, a])
-    return crossed < UNTANGLE_MARGIN * as_read
 
 
 def _bridge(values: np.ndarray, max_gap: int, max_step: float) -> np.ndarray:

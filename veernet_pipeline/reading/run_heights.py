@@ -2,7 +2,7 @@
 
 Two curves printed in the same style in one track (three solid resistivities; two dashed
 porosities) are interchangeable to every cost of the path search, so after each crossing their
-identities are a guess that `extract.untangle`'s slopes only partly settle. The runs each curve
+identities are a guess that `reading.untangle`'s slopes only partly settle. The runs each curve
 leaves in a column still differ: a heavy pen leaves taller runs than a light one, and a busy
 curve (a gamma ray swinging across the track) taller runs than a quiet one (a resistivity near
 its baseline), because a column's run spans the pen plus the stroke's travel in that column.

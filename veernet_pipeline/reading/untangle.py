@@ -1,0 +1,95 @@
+"""Identity between curves drawn alike where they meet: the one whose line continues into the other's gets it.
+
+Two curves of the same classes cost the same on either branch after they meet, so the path search
+(`reading.extract`) cannot tell a crossing from a bounce; `untangle` decides each contact by the
+curves' slopes either side, and `alike_pairs` says which pairs only their lines can settle (also
+for `reading.rejoin`, which decides across a stretch where both are absent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from veernet_pipeline.reading.rejoin import swap_tails
+from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE
+
+# Columns each side of a contact whose lines decide which curve continues where (`untangle`);
+# a swap must more than halve the misfit, so a touch that is not a crossing keeps the path's identities.
+UNTANGLE_COLUMNS = 12
+UNTANGLE_MARGIN = 0.5
+CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
+
+
+def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs of curves drawn alike whose identities only their lines can settle (`untangle`, `rejoin`).
+
+    Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): lines do not
+    overrule it.
+
+    Shape:
+        typical: (K,) run heights from `reread_by_height`, NaN where not estimated.
+    """
+    return [(a, b) for a in range(len(classes)) for b in range(a + 1, len(classes))
+            if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
+
+
+def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
+             typical: np.ndarray) -> None:
+    """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
+
+    Two curves of the same classes cost the same on either branch after they meet, so the path
+    search cannot tell a crossing from a bounce. A reader can: a line continues straight through a
+    crossing. For each contact (columns where the two read rows, gaps bridged, lie within
+    `CONTACT_PX`, with breaks shorter than half `UNTANGLE_COLUMNS` closed), left to right, each
+    curve's line over the `UNTANGLE_COLUMNS` columns before it is extended over the same number
+    after it; when the line that fits best continues into the other curve's rows (`crossed`),
+    everything after the contact is swapped.
+
+    Shape:
+        rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
+    """
+    width = rows.shape[1]
+    pairs = alike_pairs(classes, typical)
+    start = 0
+    while pairs and start < width:
+        found = None
+        for a, b in pairs:
+            with np.errstate(invalid="ignore"):
+                near = np.abs(rows[a] - rows[b]) <= CONTACT_PX
+            touch = np.nonzero(near[start:])[0] + start
+            if touch.size and (found is None or touch[0] < found[0]):
+                # One contact runs on while the two come back within CONTACT_PX inside UNTANGLE_COLUMNS / 2.
+                breaks = np.nonzero(np.diff(touch) > UNTANGLE_COLUMNS // 2)[0]
+                found = (int(touch[0]), int(touch[breaks[0]] if breaks.size else touch[-1]), a, b)
+        if found is None:
+            return
+        first, last, a, b = found
+        if crossed(rows, a, b, first, last):
+            swap_tails(rows, confidence, a, b, last + 1)
+        start = last + 1
+
+
+def crossed(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
+    """Whether curves a and b's directions before columns `first..last` continue into each other's after them.
+
+    Each curve's slope is fitted (least squares) over the `UNTANGLE_COLUMNS` columns before the
+    contact and each branch's over as many after it. The tails are swapped when pairing the
+    slopes the other way round misfits by less than `UNTANGLE_MARGIN` of the pairing as read: a
+    line keeps its direction through a crossing, while at a touch the two pairings misfit alike
+    and the path search's reading stands.
+    """
+    width = rows.shape[1]
+    windows = (np.arange(max(0, first - UNTANGLE_COLUMNS), first),
+               np.arange(last + 1, min(width, last + 1 + UNTANGLE_COLUMNS)))
+    slopes = {}
+    for side, columns in enumerate(windows):
+        for k in (a, b):
+            seen = columns[np.isfinite(rows[k, columns])]
+            if seen.size < 3:
+                return False
+            slopes[side, k] = np.polyfit(seen, rows[k, seen], 1)[0]
+    as_read = abs(slopes[0, a] - slopes[1, a]) + abs(slopes[0, b] - slopes[1, b])
+    crossed = abs(slopes[0, a] - slopes[1, b]) + abs(slopes[0, b] - slopes[1, a])
+    return crossed < UNTANGLE_MARGIN * as_read
