@@ -6,18 +6,20 @@ Two curves of one style cost the same to every style term of the path search, so
 rest on five things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
 runs that keep a curve's place through its gaps (`reading.ghosts`), the run-height cue
 (`extract.reread_by_height`, `extract.height_weight`), the slope rule at contacts
-(`untangle.untangle`, which asks `untangle.crossed` at every contact) and the rows either side of a
+(`untangle.untangle`, which asks `untangle.crossed` at every contact that `untangle.jumped`, the
+curve that jumped onto the other's line, leaves open) and the rows either side of a
 stretch where both are absent (`reading.rejoin`). Every log of the split whose
 sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
 benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
-alone) six ways:
+alone) seven ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
 2. run heights, no contact rule: `crossed` answers "not crossed" at every contact;
 3. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
 4. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
-5. as shipped: ghost runs, run heights, the slope rule and rejoining;
-6. as shipped with an oracle at contacts: `crossed` answers from the truth, swapping the tails
+5. as shipped, without the jump rule: `jumped` decides nothing, the slope rule every contact;
+6. as shipped: ghost runs, run heights, the jump and slope rules and rejoining;
+7. as shipped with an oracle at contacts the jump rule leaves: `crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
 
@@ -166,8 +168,8 @@ class Oracle:
 
 
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
-              name: str, ghosts: bool = True, rejoin: bool = True) -> dict[str, Any]:
-    """Read every log with `params`, contact rule `rule` (None: the slope rule), ghost runs or not, rejoining or not.
+              name: str, ghosts: bool = True, rejoin: bool = True, jumps: bool = True) -> dict[str, Any]:
+    """Read every log with `params`, contact rule `rule` (None: slope rule); ghost runs, rejoining, jump rule or not.
 
     Figures over the curves drawn alike, and their identity flips by kind.
     """
@@ -176,7 +178,8 @@ def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[
     oracle = rule if isinstance(rule, Oracle) else None
     with (mock.patch.object(untangle, "crossed", rule) if rule is not None else contextlib.nullcontext(),
           mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext(),
-          mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext()):
+          mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext(),
+          mock.patch.object(untangle, "jumped", lambda *_: None) if not jumps else contextlib.nullcontext()):
         for item in tqdm(logs, desc=name, leave=False):
             truth_rows = item["truth"] * item["height"] - 0.5
             if oracle is not None:
@@ -215,7 +218,8 @@ def main() -> None:
             score_way(logs, shipped, lambda *_: False, "run heights, no contact rule"),
             score_way(logs, shipped, None, "as shipped, without ghost runs", ghosts=False),
             score_way(logs, shipped, None, "as shipped, without rejoining across absences", rejoin=False),
-            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, slope rule, rejoining"),
+            score_way(logs, shipped, None, "as shipped, without the jump rule at contacts", jumps=False),
+            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, jump and slope rules, rejoining"),
             score_way(logs, shipped, Oracle(), "as shipped + oracle at contacts")]
     rows = [[w["way"], str(w["curves"]), f"{w['median_r2']:.3f}", f"{w['p25_r2']:.3f}", f"{w['p75_r2']:.3f}",
              f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %",

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.reading.extract import trace_curves
 
 
 def blank(height: int, width: int, channels: int = NUM_CLASSES) -> np.ndarray:
@@ -56,3 +58,14 @@ def dashes(width: int, ink: int, gap: int, phase: int = 0) -> np.ndarray:
 def centre(rows: np.ndarray, pen: int = 2) -> np.ndarray:
     """Where a `pen`-row trace drawn from `rows` has its centre on flat stretches (pixel-index rows)."""
     return np.floor(np.asarray(rows, dtype=np.float64) + 0.5) + (pen - 1) / 2
+
+
+def worst_read_error(probs: np.ndarray, params: ExtractParams, classes: list[tuple[int, ...]],
+                     drawn: list[np.ndarray], columns: np.ndarray) -> float:
+    """Largest distance, in rows, between each curve as `trace_curves` reads it and its painted centre, over `columns`.
+
+    Shape:
+        probs: (C, H, W); drawn: K painted (W,) row arrays in the order of `classes`; columns: indices.
+    """
+    rows, _ = trace_curves(probs, params, classes)
+    return float(np.nanmax(np.abs(rows[:, columns] - np.stack([centre(r) for r in drawn])[:, columns])))

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.maps import blank, centre, paint
+from tests.maps import blank, paint, worst_read_error
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading import extract
-from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.rejoin import joint_absences, rejoin
 
 SOLID = style_class("solid")
@@ -69,8 +68,7 @@ def test_two_solid_curves_keep_their_sides_across_a_banner(test_settings: Settin
     paint(probs, low, SOLID, DRAWN)
 
     def worst_error() -> float:
-        rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)])
-        return float(np.nanmax(np.abs(rows[:, DRAWN] - np.stack([centre(top), centre(low)])[:, DRAWN])))
+        return worst_read_error(probs, test_settings.extract, [(SOLID,), (SOLID,)], [top, low], DRAWN)
 
     assert worst_error() <= 1.0
     # Without it the search comes out of the banner with the two swapped (by hand: the curves lie ~46 rows apart).

@@ -20,6 +20,8 @@ from veernet_pipeline.reading.run_heights import MIN_HEIGHT_DIFFERENCE
 UNTANGLE_COLUMNS = 12
 UNTANGLE_MARGIN = 0.5
 CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
+# A row that moves more than this from one column to the next, into or out of a contact, jumped there (`jumped`).
+STEADY_PX = 8.0
 
 
 def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list[tuple[int, int]]:
@@ -45,7 +47,8 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
     `CONTACT_PX`, with breaks shorter than half `UNTANGLE_COLUMNS` closed), left to right, each
     curve's line over the `UNTANGLE_COLUMNS` columns before it is extended over the same number
     after it; when the line that fits best continues into the other curve's rows (`crossed`),
-    everything after the contact is swapped.
+    everything after the contact is swapped. Where one of the two jumped onto the other's line and
+    one jumped off it (`jumped`), that decides instead.
 
     Shape:
         rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
@@ -66,9 +69,32 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
         if found is None:
             return
         first, last, a, b = found
-        if crossed(rows, a, b, first, last):
+        decided = jumped(rows, a, b, first, last)
+        if decided if decided is not None else crossed(rows, a, b, first, last):
             swap_tails(rows, confidence, a, b, last + 1)
         start = last + 1
+
+
+def jumped(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool | None:
+    """Whether the curve that jumped onto the line at columns `first..last` is not the one that jumps off it.
+
+    During its own pen gap a curve can ride the other's line: the search reads a shared run for less
+    than an absence. It arrives there by a jump across paper and leaves by one, while the curve
+    whose line it is runs into the contact and out of it steadily; after the ride the search may
+    send either one off. So when exactly one of the two moves more than `STEADY_PX` rows from the
+    column before the contact to its first (an absent row counts as a jump), and exactly one from
+    its last column to the next, the tails swap if those two are not the same curve. A crossing or
+    a touch, where both run steadily, or a side where both jump, says nothing: None, and the slope
+    rule (`crossed`) decides.
+    """
+    if first == 0 or last + 1 >= rows.shape[1]:
+        return None
+    with np.errstate(invalid="ignore"):
+        into = np.abs(rows[[a, b], first] - rows[[a, b], first - 1]) <= STEADY_PX  # NaN compares False: a jump
+        out_of = np.abs(rows[[a, b], last + 1] - rows[[a, b], last]) <= STEADY_PX
+    if into[0] == into[1] or out_of[0] == out_of[1]:
+        return None
+    return bool(into[0] != out_of[0])
 
 
 def crossed(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:

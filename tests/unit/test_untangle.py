@@ -1,0 +1,82 @@
+"""Curves drawn alike at a contact: the one that jumped onto the other's line jumps off it (`untangle.jumped`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tests.maps import blank, paint, worst_read_error
+from veernet_pipeline.config import Settings
+from veernet_pipeline.io.classes import style_class
+from veernet_pipeline.reading import untangle
+from veernet_pipeline.reading.untangle import jumped
+
+SOLID = style_class("solid")
+
+
+def _ride(after: tuple[float, float]) -> np.ndarray:
+    """Curve 0 at row 20 and curve 1 at 60 in columns 0-9; both on curve 1's line (60) in 10-19; `after` in 20-29."""
+    rows = np.full((2, 30), 60.0)
+    rows[0, :10] = 20.0
+    rows[:, 20:] = np.asarray(after)[:, None]
+    return rows
+
+
+def test_the_curve_that_rode_in_but_stayed_on_swaps_its_tail() -> None:
+    rows = _ride((60.0, 20.0))  # curve 0 jumped 20 -> 60 at column 10 and stays; curve 1 jumps 60 -> 20 at 20
+    assert jumped(rows, 0, 1, 10, 19) is True
+    confidence = np.stack([np.full(30, 0.9), np.full(30, 0.4)])
+    untangle.untangle(rows, confidence, [(SOLID,), (SOLID,)], np.full(2, np.nan))
+    np.testing.assert_array_equal(rows[0, 20:], np.full(10, 20.0))
+    np.testing.assert_array_equal(rows[1, 20:], np.full(10, 60.0))
+    np.testing.assert_array_equal(confidence[0, 20:], np.full(10, 0.4))
+
+
+def test_the_curve_that_rode_in_and_jumped_off_keeps_its_tail() -> None:
+    rows = _ride((20.0, 60.0))
+    assert jumped(rows, 0, 1, 10, 19) is False
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda r: r.__setitem__((0, slice(0, 10)), 57.0), "both steady into the contact: a touch or crossing"),
+    (lambda r: r.__setitem__((1, slice(0, 10)), 30.0), "both jump into it (60 - 30 = 30 > 8)"),
+    (lambda r: r.__setitem__((slice(None), slice(20, None)), 60.0), "both steady out of it"),
+])
+def test_no_decision_when_the_rows_do_not_single_out_one_jump_each_side(
+        edit: Callable[[np.ndarray], None], why: str) -> None:
+    rows = _ride((60.0, 20.0))
+    edit(rows)
+    assert jumped(rows, 0, 1, 10, 19) is None, why
+
+
+def test_an_absent_row_before_the_contact_counts_as_a_jump_and_a_scan_edge_decides_nothing() -> None:
+    rows = _ride((60.0, 20.0))
+    rows[0, :10] = np.nan  # curve 0 comes out of an absence onto curve 1's line
+    assert jumped(rows, 0, 1, 10, 19) is True
+    # The largest steady step is STEADY_PX: 8 rows is steady, 8.5 a jump (by hand on the column before).
+    steady, jump = _ride((60.0, 20.0)), _ride((60.0, 20.0))
+    steady[0, :10], jump[0, :10] = 52.0, 51.5
+    assert jumped(steady, 0, 1, 10, 19) is None and jumped(jump, 0, 1, 10, 19) is True
+    assert jumped(rows, 0, 1, 0, 19) is None and jumped(rows, 0, 1, 10, 29) is None
+
+
+@pytest.mark.parametrize("gap", [(300, 420), (300, 520)])
+def test_a_curve_riding_the_other_through_its_pen_gap_comes_back_to_its_own_line(
+        test_settings: Settings, gap: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    height, width = 96, 800
+    x = np.arange(width)
+    top, low = 24 + 6 * np.sin(x / 61.0), 70 + 6 * np.cos(x / 54.0)
+    probs = blank(height, width)
+    paint(probs, top, SOLID, np.r_[0:gap[0], gap[1]:width])  # the top curve's pen lifts over the gap
+    paint(probs, low, SOLID)
+    drawn = np.r_[0:gap[0], gap[1]:width]
+
+    def worst_error() -> float:
+        return worst_read_error(probs, test_settings.extract, [(SOLID,), (SOLID,)], [top, low], drawn)
+
+    assert worst_error() <= 1.0
+    # Without the rule the search rides the low curve through the gap and sends the wrong one off (~46 rows apart).
+    monkeypatch.setattr(untangle, "jumped", lambda *args: None)
+    assert worst_error() > 30
