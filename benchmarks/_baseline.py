@@ -20,22 +20,22 @@ ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "82be667289fbf2d23ea8a1b1c96e65d025c5c33e"
 
 
-def _show(path: str) -> str:
+def _show(path: str, commit: str = BASELINE) -> str:
     try:
-        return subprocess.run(["git", "show", f"{BASELINE}:{path}"], cwd=ROOT, check=True, capture_output=True,
+        return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True,
                               text=True).stdout
     except subprocess.CalledProcessError as error:
-        raise RuntimeError(f"git show {BASELINE}:{path} failed ({error.stderr.strip()}); the benchmark's baseline "
+        raise RuntimeError(f"git show {commit}:{path} failed ({error.stderr.strip()}); the benchmark's baseline "
                            "needs the repository's history: run it in a full clone") from error
 
 
-def baseline_module(path: str, name: str) -> ModuleType:
-    """Import the file `path` (relative to the repository) as it was at `BASELINE`, as module `name`."""
+def baseline_module(path: str, name: str, commit: str = BASELINE) -> ModuleType:
+    """Import the file `path` (relative to the repository) as it was at `commit`, as module `name`."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
-        handle.write(_show(path))
+        handle.write(_show(path, commit))
     spec = importlib.util.spec_from_file_location(name, handle.name)
     if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {path} at {BASELINE}")
+        raise RuntimeError(f"cannot import {path} at {commit}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -21,7 +21,11 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
 - one 640 x 12,800 strip read with mirroring (3 passes, tiles of 2,048 with 128 overlap): uint8
   strip in, stitched class probabilities out; before = main's `predict_probs` and net, after =
   today's (one tile per forward on CPU, `reading.predict.tiles_per_forward`), also the tiles
-  stacked as on a GPU and bf16.
+  stacked as on a GPU and bf16; the strip's peak memory with the `cpu` profile's net (resident set of
+  a process that reads it, less that of one that builds the same net and strip and does not);
+- `--previous COMMIT`: `model/veernet.py` as it was at COMMIT against today's, same weights, side by
+  side in this run: the strip with the `cpu` profile's net, and forward + backward at the baseline's
+  and the profile's widths (a code change's own speed-up, free of the day's machine).
 
 Every time is the median of `--repeats` after one warm-up. Ratios compare rows of this run only.
 The weights are seeded, not trained: speed does not depend on them. bf16 is measured for speed only;
@@ -34,6 +38,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -143,6 +149,98 @@ def measure_net(name: str, model: nn.Module, num_classes: int, threads: int, bf1
     return row
 
 
+# Run in a fresh interpreter: peak resident memory of reading the strip with the `cpu` profile's net (mode "read")
+# or of everything but the read (mode "setup"); the difference is what the read itself takes.
+_PEAK_SCRIPT = """
+import re, sys
+from pathlib import Path
+import torch
+sys.path.insert(0, {benchmarks!r})
+from speed import PARAMS, OVERLAP, TILE, THREADS, _strip
+from veernet_pipeline.config import load_settings
+from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.model.veernet import build_model
+from veernet_pipeline.reading import predict
+torch.set_num_threads(THREADS)
+settings = load_settings(PARAMS, profile="cpu")
+torch.manual_seed(settings.seed)
+net = build_model(settings.model, NUM_CLASSES).eval()
+image = _strip(settings.seed)
+if {mode!r} == "read":
+    predict.predict_probs(net, image, TILE[1], OVERLAP, mirror=True)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent, while exec starts a new VmHWM.
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+"""
+
+
+def strip_peak_mb() -> dict[str, float]:
+    """Peak resident MB of a process reading the mirrored strip with the `cpu` profile's net, and without the read."""
+    peaks = {}
+    for mode in ("setup", "read"):
+        script = _PEAK_SCRIPT.format(benchmarks=str(Path(__file__).resolve().parent), mode=mode)
+        out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+        peaks[mode] = int(out.split()[-1]) / 1024
+    return {"setup_mb": peaks["setup"], "read_mb": peaks["read"], "strip_mb": peaks["read"] - peaks["setup"]}
+
+
+SIDE_BY_SIDE_REPEATS = 15  # the two codes alternate call by call, so a drift of the machine's speed hits both alike
+
+
+def side_by_side(funcs: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median seconds of each of `funcs`, called in turn `repeats` times after one warm-up call each."""
+    seconds: dict[str, list[float]] = {name: [] for name in funcs}
+    for func in funcs.values():
+        func()
+    for _ in range(repeats):
+        for name, func in funcs.items():
+            started = time.perf_counter()
+            func()
+            seconds[name].append(time.perf_counter() - started)
+    return {name: float(np.median(times)) for name, times in seconds.items()}
+
+
+def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[str, Any]]:
+    """`model/veernet.py` at `commit` against today's, same weights, alternating: tile, training step, strip."""
+    old = baseline_module("veernet_pipeline/model/veernet.py", "previous_veernet", commit)
+    torch.set_num_threads(THREADS)
+    tile = torch.rand(1, 1, *TILE).contiguous(memory_format=torch.channels_last)
+    crops = torch.rand(BATCH, 1, *CROP).contiguous(memory_format=torch.channels_last)
+    target = torch.randint(0, NUM_CLASSES, (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
+    valid = torch.ones(BATCH, *CROP)
+    loss_fn = TverskyLoss(0.3, 0.7, "multiclass")
+    rows = []
+    for label, widths in (("baseline widths", [8, 16, 32, 64, 128]), ("cpu profile widths", settings.model.channels)):
+        params = settings.model.model_copy(update={"channels": list(widths)})
+        torch.manual_seed(settings.seed)
+        nets = {"today": build_model(params, NUM_CLASSES)}
+        nets["previous"] = old.VeerNet(params, NUM_CLASSES)
+        nets["previous"].load_state_dict(nets["today"].state_dict())
+
+        def forward(net: nn.Module) -> Callable[[], Any]:
+            def run() -> Any:
+                with torch.inference_mode():
+                    return net.eval()(tile)
+            return run
+
+        def step(net: nn.Module) -> Callable[[], Any]:
+            def run() -> None:
+                net.train().zero_grad(set_to_none=True)
+                loss_fn(net(crops, valid).float(), target, valid).backward()
+            return run
+
+        def strip(net: nn.Module) -> Callable[[], Any]:
+            return lambda: predict.predict_probs(net.eval(), image, TILE[1], OVERLAP, mirror=True)
+
+        measures = {"tile forward": forward, "forward + backward": step}
+        if widths == settings.model.channels:
+            measures["mirrored strip"] = strip
+        for measure, make in measures.items():
+            times = side_by_side({code: make(net) for code, net in nets.items()}, SIDE_BY_SIDE_REPEATS)
+            rows.append({"net": label, "widths": list(widths), "measure": measure,
+                         "previous_s": times["previous"], "today_s": times["today"]})
+    return rows
+
+
 def _strip(seed: int) -> np.ndarray:
     """A scan-like strip: paper with a grid and three dark sine traces, so the net sees ink."""
     rng = np.random.default_rng(seed)
@@ -171,7 +269,7 @@ def read_strip(image: np.ndarray, repeats: int, read: Callable[[np.ndarray], np.
     return median_seconds(lambda: read(image), repeats)
 
 
-def run(repeats: int, compile_net: bool) -> dict[str, Any]:
+def run(repeats: int, compile_net: bool, previous: str | None = None) -> dict[str, Any]:
     """Every measurement of the module docstring, as one JSON document."""
     load_before = os.getloadavg()
     settings = load_settings(PARAMS, profile="cpu")
@@ -225,11 +323,13 @@ def run(repeats: int, compile_net: bool) -> dict[str, Any]:
     profile_net = build_model(settings.model, NUM_CLASSES).eval().to(memory_format=torch.channels_last)
     strips[f"after, cpu profile widths {list(settings.model.channels)}"] = read_strip(
         image, repeats, lambda im: predict.predict_probs(profile_net, im, TILE[1], OVERLAP, mirror=True))
+    previous_code = ({"commit": previous, "rows": previous_rows(previous, settings, image)}
+                     if previous else None)
     return {"machine": machine(load_before), "baseline": BASELINE, "threads": THREADS, "repeats": repeats,
             "tile": TILE, "train_batch": [BATCH, *CROP], "strip": STRIP,
             "tiles_per_forward": predict.tiles_per_forward("cpu"),
             "conv_limit": limits, "nets": nets, "width_candidates": candidates, "compiled": compiled,
-            "strip_mirrored_s": strips,
+            "strip_mirrored_s": strips, "strip_peak": strip_peak_mb(), "previous": previous_code,
             "parameters": {"before": sum(p.numel() for p in before.parameters()),
                            "after": sum(p.numel() for p in after.parameters())}}
 
@@ -252,7 +352,7 @@ def report(doc: dict[str, Any]) -> str:
     ref = base[doc["threads"]]
     width_rows = [[str(r["channels"]), f"{r['parameters']:,}", f"{r['forward_gflop']:.1f}", f"{r['forward_s']:.3f}",
                    f"{r['train_s']:.3f}", f"{ref['train_s'] / r['train_s']:.2f}x"] for r in doc["width_candidates"]]
-    strips = doc["strip_mirrored_s"]
+    strips, peak = doc["strip_mirrored_s"], doc["strip_peak"]
     strip_rows = [[name, f"{seconds:.2f}", f"{strips['before'] / seconds:.2f}x"] for name, seconds in strips.items()]
     loads = doc["machine"]
     busiest = max(loads["load_average_before"][0], loads["load_average_after"][0])
@@ -281,16 +381,32 @@ def report(doc: dict[str, Any]) -> str:
                              width_rows, {1, 2, 3, 4, 5})
             + f"\n## One {STRIP[0]} x {STRIP[1]:,} strip with mirroring (3 passes), {doc['threads']} threads\n\n"
             + markdown_table(["read", "seconds", "speed-up"], strip_rows, {1, 2})
+            + f"\nPeak memory of the read with the `cpu` profile's net: {peak['strip_mb']:,.0f} MB above the "
+              f"{peak['setup_mb']:,.0f} MB of a process that builds the net and the strip ({peak['read_mb']:,.0f} MB "
+              "resident at the peak).\n"
+            + previous_report(doc["previous"])
             + f"\n{load_note(doc['machine'])}\n")
+
+
+def previous_report(previous: dict[str, Any] | None) -> str:
+    """The `--previous` section: the model code at that commit against today's, same weights, this run."""
+    if previous is None:
+        return ""
+    table = [[f"{r['net']} {r['widths']}: {r['measure']}", f"{r['previous_s']:.3f}", f"{r['today_s']:.3f}",
+              f"{r['previous_s'] / r['today_s']:.2f}x"] for r in previous["rows"]]
+    return (f"\n## Today's model code against `{previous['commit'][:7]}`'s, same weights, {THREADS} threads\n\n"
+            f"The two alternate call by call, {SIDE_BY_SIDE_REPEATS} calls each after a warm-up; medians.\n\n"
+            + markdown_table(["measure", "previous s", "today s", "speed-up"], table, {1, 2, 3}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--compile", action="store_true", help="also measure torch.compile (minutes to compile)")
+    parser.add_argument("--previous", metavar="COMMIT", help="also time model/veernet.py at COMMIT side by side")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args()
-    document = run(args.repeats, args.compile)
+    document = run(args.repeats, args.compile, args.previous)
     write_results(args.out, "speed", document, "VeerNet speed on CPU: before and after issue 11", report(document))
 
 
