@@ -14,7 +14,7 @@ from veernet_pipeline.config import ModelParams, load_settings
 from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
 from veernet_pipeline.model import VeerNet, build_model, group_count, group_norm, load_model, save_model
 from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext
-from veernet_pipeline.model.veernet import MODEL_FILE, pad_to_multiple
+from veernet_pipeline.model.veernet import MODEL_FILE, depth_to_space, pad_to_multiple
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
 TINY = ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=2, attention_heads=2)
@@ -78,6 +78,16 @@ def test_each_pixel_has_its_own_logit() -> None:
         logits = model(x)
     for k in range(NUM_CLASSES):
         assert torch.equal(logits[0, k], 1.0 - x[0, 0])
+
+
+def test_depth_to_space_puts_each_channel_on_its_pixel_of_the_cell() -> None:
+    """Channel k * 4 + 2i + j of a cell is pixel (i, j) of class k: by hand on one cell, and pixel_shuffle's bytes."""
+    cell = torch.arange(8.0).reshape(1, 8, 1, 1)  # two classes, one 2 x 2 cell
+    assert torch.equal(depth_to_space(cell, 2), torch.tensor([[[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]]]))
+    x = torch.randn(2, 12, 5, 7, generator=torch.Generator().manual_seed(0))
+    for layout in (torch.contiguous_format, torch.channels_last):
+        out = depth_to_space(x.contiguous(memory_format=layout), 2)
+        assert torch.equal(out, nn.functional.pixel_shuffle(x, 2)) and out.is_contiguous()
 
 
 def test_bad_side_raises_with_fix() -> None:

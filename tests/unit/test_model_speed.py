@@ -41,7 +41,8 @@ def test_channels_last_gives_the_default_layouts_logits() -> None:
     with torch.no_grad():
         fast = model(x)
         plain = model.to(memory_format=torch.contiguous_format)(x)
-    assert fast.is_contiguous(memory_format=torch.channels_last) and plain.is_contiguous()
+    # Logits come out in the default layout either way (model.veernet.depth_to_space), ready for a softmax along rows.
+    assert fast.is_contiguous() and plain.is_contiguous()
     torch.testing.assert_close(torch.softmax(fast, 1), torch.softmax(plain, 1), rtol=0, atol=FP32_TOLERANCE)
 
 

@@ -141,7 +141,9 @@ class VeerNet(nn.Module):
         """
         check_input(x)
         # Invert so ink is the signal and white padding is zero, the same value conv zero-padding assumes.
-        pixels = F.pixel_unshuffle(1.0 - x, CELL)
+        # In channels_last like every feature map: the two concatenations that take `pixels` otherwise come out
+        # in the default layout, and the convolutions after them copy the whole half-scale map back (docs/model.md).
+        pixels = F.pixel_unshuffle(1.0 - x, CELL).contiguous(memory_format=torch.channels_last)
         features = self.stem(pixels)
         skips = [features]
         for block in self.encoder:
@@ -152,7 +154,26 @@ class VeerNet(nn.Module):
             features = stage(features, skips.pop())
         features = self.context(features)
         features = self.decoder[-1](features, skips.pop(), pixels)
-        return F.pixel_shuffle(self.head(torch.cat([features, pixels], dim=1)), CELL)
+        return depth_to_space(self.head(torch.cat([features, pixels], dim=1)), CELL)
+
+
+def depth_to_space(x: torch.Tensor, cell: int) -> torch.Tensor:
+    """`F.pixel_shuffle(x, cell)` by one permute of x's memory, returned in the default layout.
+
+    On a channels_last map `F.pixel_shuffle` returns channels_last logits, whose classes sit next to each
+    other in memory, so the softmax over them and the stitching of tiles (`reading.predict`) stride
+    through memory. Reading channels_last memory (B, h, w, K, cell, cell) once into (B, K, h, cell, w, cell)
+    costs about what pixel_shuffle does and is the default layout of the (B, K, h * cell, w * cell)
+    result. With `pixels` kept in channels_last, the `cpu` net's mirrored strip read 5.94 -> 4.45 s side
+    by side (benchmarks/results/speed-2026-12-02-layout). Same bytes as pixel_shuffle (tests/unit/test_model.py).
+
+    Shape:
+        x (B, K * cell**2, h, w) -> (B, K, h * cell, w * cell).
+    """
+    batch, channels, height, width = x.shape
+    classes = channels // (cell * cell)
+    return (x.permute(0, 2, 3, 1).reshape(batch, height, width, classes, cell, cell)
+            .permute(0, 3, 1, 4, 2, 5).reshape(batch, classes, height * cell, width * cell))
 
 
 def check_input(x: torch.Tensor) -> None:
