@@ -1,9 +1,10 @@
 """Identity between curves drawn alike where they meet: the one whose line continues into the other's gets it.
 
 Two curves of the same classes cost the same on either branch after they meet, so the path search
-(`reading.extract`) cannot tell a crossing from a bounce; `untangle` decides each contact by the
-curves' slopes either side, and `alike_pairs` says which pairs only their lines can settle (also
-for `reading.rejoin`, which decides across a stretch where both are absent).
+(`reading.extract`) cannot tell a crossing from a bounce; `untangle` decides each contact by
+which curve jumped onto the other's line where one rode it through its own pen gap (`jumped`),
+else by the curves' slopes either side (`crossed`). `alike_pairs` says which pairs only their
+lines can settle (also for `reading.rejoin`, which decides across a stretch where both are absent).
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
         if found is None:
             return
         first, last, a, b = found
-        decided = jumped(rows, a, b, first, last)
-        if decided if decided is not None else crossed(rows, a, b, first, last):
+        swap = jumped(rows, a, b, first, last)
+        if swap is None:
+            swap = crossed(rows, a, b, first, last)
+        if swap:
             swap_tails(rows, confidence, a, b, last + 1)
         start = last + 1
 
