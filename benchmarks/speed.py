@@ -105,6 +105,22 @@ def one_hot_tversky(logits: torch.Tensor, target: torch.Tensor, valid: torch.Ten
     return (1.0 - (tp + 1.0) / (tp + 0.3 * fp + 0.7 * fn + 1.0)).mean()
 
 
+def training_step(model: nn.Module, num_classes: int, fmt: torch.memory_format,
+                  loss_fn: Callable[..., torch.Tensor] | None = None, bf16: bool = False) -> Callable[[], None]:
+    """One forward + backward of `model` on a training batch of `BATCH` crops (`loss_fn` None: today's Tversky loss)."""
+    crops = torch.rand(BATCH, 1, *CROP).contiguous(memory_format=fmt)
+    target = torch.randint(0, max(2, num_classes), (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
+    valid = torch.ones(BATCH, *CROP)
+    loss = loss_fn or TverskyLoss(0.3, 0.7, "binary" if num_classes == 1 else "multiclass")
+
+    def step() -> None:
+        model.zero_grad(set_to_none=True)
+        with autocast(bf16):
+            logits = model(crops, valid)
+        loss(logits.float(), target, valid).backward()
+    return step
+
+
 def measure_net(name: str, model: nn.Module, num_classes: int, threads: int, bf16: bool, channels_last: bool,
                 repeats: int, train: bool = True) -> dict[str, Any]:
     """Forward (1 and 4 tiles) and forward + backward times of `model` at `threads` threads.
@@ -130,20 +146,11 @@ def measure_net(name: str, model: nn.Module, num_classes: int, threads: int, bf1
                            "forward_s": median_seconds(forward(tile), repeats),
                            "forward_4_tiles_s": median_seconds(forward(tiles), repeats) / 4}
     if train:
-        crops = torch.rand(BATCH, 1, *CROP).contiguous(memory_format=fmt)
-        target = torch.randint(0, max(2, num_classes), (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
-        valid = torch.ones(BATCH, *CROP)
-        loss_fn = (one_hot_tversky if name == "before"
-                   else TverskyLoss(0.3, 0.7, "binary" if num_classes == 1 else "multiclass"))
-
-        def step(low: bool = bf16) -> None:
-            model.zero_grad(set_to_none=True)
-            with autocast(low):
-                logits = model(crops, valid)
-            loss_fn(logits.float(), target, valid).backward()
+        loss_fn = one_hot_tversky if name == "before" else None
+        step = training_step(model, num_classes, fmt, loss_fn, bf16)
 
         model.train()
-        row["train_gflop"] = gflop(lambda: step(False))
+        row["train_gflop"] = gflop(training_step(model, num_classes, fmt, loss_fn, False))
         row["train_s"] = median_seconds(step, repeats)
         model.eval()
     return row
@@ -204,10 +211,6 @@ def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[st
     old = baseline_module("veernet_pipeline/model/veernet.py", "previous_veernet", commit)
     torch.set_num_threads(THREADS)
     tile = torch.rand(1, 1, *TILE).contiguous(memory_format=torch.channels_last)
-    crops = torch.rand(BATCH, 1, *CROP).contiguous(memory_format=torch.channels_last)
-    target = torch.randint(0, NUM_CLASSES, (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
-    valid = torch.ones(BATCH, *CROP)
-    loss_fn = TverskyLoss(0.3, 0.7, "multiclass")
     rows = []
     for label, widths in (("baseline widths", [8, 16, 32, 64, 128]), ("cpu profile widths", settings.model.channels)):
         params = settings.model.model_copy(update={"channels": list(widths)})
@@ -223,10 +226,8 @@ def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[st
             return run
 
         def step(net: nn.Module) -> Callable[[], Any]:
-            def run() -> None:
-                net.train().zero_grad(set_to_none=True)
-                loss_fn(net(crops, valid).float(), target, valid).backward()
-            return run
+            run = training_step(net, NUM_CLASSES, torch.channels_last)
+            return lambda: (net.train(), run())
 
         def strip(net: nn.Module) -> Callable[[], Any]:
             return lambda: predict.predict_probs(net.eval(), image, TILE[1], OVERLAP, mirror=True)
