@@ -28,7 +28,7 @@ def test_the_curve_that_rode_in_but_stayed_on_swaps_its_tail() -> None:
     rows = _ride((60.0, 20.0))  # curve 0 jumped 20 -> 60 at column 10 and stays; curve 1 jumps 60 -> 20 at 20
     assert jumped(rows, 0, 1, 10, 19) is True
     confidence = np.stack([np.full(30, 0.9), np.full(30, 0.4)])
-    untangle.untangle(rows, confidence, [(SOLID,), (SOLID,)], np.full(2, np.nan))
+    untangle.untangle(rows, confidence, [(0, 1)])
     np.testing.assert_array_equal(rows[0, 20:], np.full(10, 20.0))
     np.testing.assert_array_equal(rows[1, 20:], np.full(10, 60.0))
     np.testing.assert_array_equal(confidence[0, 20:], np.full(10, 0.4))

@@ -115,8 +115,9 @@ def trace_curves(
     for k in range(len(classes)):
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
     # Across joint absences first, then at contacts: each swaps whole tails, so neither undoes the other.
-    rejoin(out_rows, confidence, alike_pairs(classes, typical))
-    untangle(out_rows, confidence, classes, typical)
+    pairs = alike_pairs(classes, typical)
+    rejoin(out_rows, confidence, pairs)
+    untangle(out_rows, confidence, pairs)
     order = same_class_order(out_rows, classes)
     return out_rows[order], confidence[order]
 

@@ -38,8 +38,7 @@ def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list
             if classes[a] == classes[b] and not abs(typical[a] - typical[b]) >= MIN_HEIGHT_DIFFERENCE]
 
 
-def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[int, ...]],
-             typical: np.ndarray) -> None:
+def untangle(rows: np.ndarray, confidence: np.ndarray, pairs: Sequence[tuple[int, int]]) -> None:
     """Swap two same-class curves' tails after a contact where each one's line continues into the other's.
 
     Two curves of the same classes cost the same on either branch after they meet, so the path
@@ -52,10 +51,9 @@ def untangle(rows: np.ndarray, confidence: np.ndarray, classes: Sequence[tuple[i
     one jumped off it (`jumped`), that decides instead.
 
     Shape:
-        rows, confidence: (K, W), changed in place; typical: (K,) run heights from `reread_by_height`.
+        rows, confidence: (K, W), changed in place; pairs: the curves drawn alike (`alike_pairs`).
     """
     width = rows.shape[1]
-    pairs = alike_pairs(classes, typical)
     start = 0
     while pairs and start < width:
         found = None
