@@ -9,7 +9,7 @@ from veernet_pipeline.provenance import PACKAGE, PACKAGE_DIR
 # Bottom to top, as the README documents it; a package may import those on lower lines (and itself).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("config", "progress", "provenance", "resources"),
+    ("allocator", "config", "progress", "provenance", "resources"),
     ("io",),
     ("pages",),
     ("validation",),

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from veernet_pipeline.allocator import keep_freed_memory
 from veernet_pipeline.model.veernet import MULTIPLE, pad_to_multiple
 
 # Tiles stacked into one forward pass, by device type. On CPU a stack costs more per tile than tiles
@@ -122,6 +123,8 @@ def predict_probs(
     if stack < 1:
         raise ValueError(f"stack must be at least 1 tile per forward pass, got {stack}")
     dtype = inference_dtype(device) if dtype == "device" else dtype
+    # Each tile frees what the next allocates: keep it (a mirrored strip 1.21x, benchmarks/results/allocator.md).
+    keep_freed_memory()
     precision = (torch.autocast(torch.device(device).type, dtype=dtype) if dtype is not None
                  else contextlib.nullcontext())
     with precision, _unfused_masked_attention():
