@@ -52,6 +52,7 @@ from _record import load_note, machine, markdown_table, median_seconds, write_re
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from veernet_pipeline.allocator import keep_freed_memory
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.veernet import build_model
@@ -273,6 +274,9 @@ def read_strip(image: np.ndarray, repeats: int, read: Callable[[np.ndarray], np.
 def run(repeats: int, compile_net: bool, previous: str | None = None) -> dict[str, Any]:
     """Every measurement of the module docstring, as one JSON document."""
     load_before = os.getloadavg()
+    # Every row under the allocator limits the pipeline runs with (the first read would set them
+    # part-way through otherwise); what the limits alone buy is benchmarks/allocator.py's.
+    keep_freed_memory()
     settings = load_settings(PARAMS, profile="cpu")
     old_net_module = baseline_module("veernet_pipeline/model/veernet.py", "baseline_veernet")
     old_predict = baseline_module("veernet_pipeline/reading/predict.py", "baseline_predict")

@@ -5,12 +5,13 @@ are unmapped when freed, and the heap's free top is trimmed once it exceeds twic
 block seen. PyTorch's CPU tensors come straight from malloc, and a training step or a tiled read
 frees most of what it allocated, so every step the kernel zero-fills the same pages again on first
 touch. `keep_freed_memory` sets three `mallopt(3)` limits so that blocks up to 32 MiB come from the
-heap and the heap is never trimmed. benchmarks/results/allocator.md (fresh processes, alternating):
-a `cpu` training step (4 crops of 640 x 256) re-faulted 56,674 pages and ran 0.433 s, with the
-limits 577 and 0.318 s (1.36x); a mirrored 640 x 12,800 strip 850,412 faults (3.3 GB) and 4.89 s,
-with the limits 1,880 and 4.04 s (1.21x). The cost: the process keeps its peak heap (resident
-about 250 MB more between reads, flat read after read; peak 1,228 MB against 1,186). Blocks above
-32 MiB, such as a strip's 230 MB of probabilities, are still returned when freed.
+heap and the heap is never trimmed. benchmarks/results/allocator.md (6 pairs of fresh processes):
+a `cpu` training step (4 crops of 640 x 256) re-faulted 59,535 pages and ran 0.448 s, with the
+limits 401 and 0.385 s (1.20x within pairs); a mirrored 640 x 12,800 strip 860,213 faults (3.3 GB)
+and 5.83 s, with the limits 558 and 4.55 s (1.29x); an epoch of the multiclass stage 1.09x, its
+weights the same bytes. The cost: the process keeps its peak heap (resident about 230 MB more
+between reads, flat read after read). Blocks above 32 MiB, such as a strip's 230 MB of
+probabilities, are still returned when freed.
 
 The same limits as environment variables (`MALLOC_MMAP_THRESHOLD_` and friends) would depend on
 how each runner starts its process (a shell, DVC, a Dagster run worker); set here they hold for

@@ -123,7 +123,7 @@ def predict_probs(
     if stack < 1:
         raise ValueError(f"stack must be at least 1 tile per forward pass, got {stack}")
     dtype = inference_dtype(device) if dtype == "device" else dtype
-    # Each tile frees what the next allocates: keep it (a mirrored strip 1.21x, benchmarks/results/allocator.md).
+    # Each tile frees what the next allocates: keep it (a mirrored strip 1.29x, benchmarks/results/allocator.md).
     keep_freed_memory()
     precision = (torch.autocast(torch.device(device).type, dtype=dtype) if dtype is not None
                  else contextlib.nullcontext())

@@ -181,7 +181,7 @@ def train_stage(
     params = settings.train_binary if stage == "binary" else settings.train_multiclass
     set_dir, out_dir = Path(set_dir), Path(out_dir)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    # Each step frees what the next allocates: keep it (a `cpu` step 1.36x, benchmarks/results/allocator.md).
+    # Each step frees what the next allocates: keep it (a `cpu` step 1.20x, benchmarks/results/allocator.md).
     keep_freed_memory()
     random.seed(settings.seed)
     np.random.seed(settings.seed % 2**32)
