@@ -90,6 +90,19 @@ def test_depth_to_space_puts_each_channel_on_its_pixel_of_the_cell() -> None:
         assert torch.equal(out, nn.functional.pixel_shuffle(x, 2)) and out.is_contiguous()
 
 
+def test_depth_to_space_gradient_is_pixel_shuffles() -> None:
+    """Its own backward against autograd's through pixel_shuffle (same bytes), and against finite differences."""
+    x = torch.randn(2, 12, 5, 7, generator=torch.Generator().manual_seed(1))
+    x = x.contiguous(memory_format=torch.channels_last)
+    grad = torch.randn(2, 3, 10, 14, generator=torch.Generator().manual_seed(2))
+    ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    depth_to_space(ours, 2).backward(grad)
+    nn.functional.pixel_shuffle(theirs, 2).backward(grad)
+    assert torch.equal(ours.grad, theirs.grad) and ours.grad.is_contiguous(memory_format=torch.channels_last)
+    small = torch.randn(1, 8, 2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    assert torch.autograd.gradcheck(lambda t: depth_to_space(t, 2), (small.requires_grad_(),))
+
+
 def test_bad_side_raises_with_fix() -> None:
     model = tiny_model(3)
     with pytest.raises(ValueError, match=r"\(1, 1, 60, 330\).*\(1, 1, 64, 352\).*pad_to_multiple"):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -164,16 +165,36 @@ def depth_to_space(x: torch.Tensor, cell: int) -> torch.Tensor:
     other in memory, so the softmax over them and the stitching of tiles (`reading.predict`) stride
     through memory. Reading channels_last memory (B, h, w, K, cell, cell) once into (B, K, h, cell, w, cell)
     costs about what pixel_shuffle does and is the default layout of the (B, K, h * cell, w * cell)
-    result. With `pixels` kept in channels_last, the `cpu` net's mirrored strip read 5.94 -> 4.45 s side
-    by side (benchmarks/results/speed-2026-12-02-layout). Same bytes as pixel_shuffle (tests/unit/test_model.py).
+    result (half the time of `pixel_shuffle(x.contiguous())` on a tile). With `pixels` kept in channels_last,
+    the `cpu` net's mirrored strip read 5.94 -> 4.45 s side by side (benchmarks/results/speed-2026-12-02-layout).
+    Same bytes as pixel_shuffle (tests/unit/test_model.py).
 
     Shape:
         x (B, K * cell**2, h, w) -> (B, K, h * cell, w * cell).
     """
-    batch, channels, height, width = x.shape
-    classes = channels // (cell * cell)
-    return (x.permute(0, 2, 3, 1).reshape(batch, height, width, classes, cell, cell)
-            .permute(0, 3, 1, 4, 2, 5).reshape(batch, classes, height * cell, width * cell))
+    return _DepthToSpace.apply(x, cell)
+
+
+class _DepthToSpace(torch.autograd.Function):
+    """`depth_to_space` whose backward is `F.pixel_unshuffle`, put in channels_last for the head's conv.
+
+    Autograd's own backward of the permute copies the (B, K, H, W) gradient back through 2 x 2 inner
+    strides: 28 ms of a `cpu` training step's (4, 7, 640, 256) logits, where pixel_unshuffle and one
+    copy into channels_last take 11 ms (the head and depth-to-space, forward + backward, 40 -> 21-29 ms).
+    The gradient is the same bytes either way: both only move values.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, cell: int) -> torch.Tensor:
+        ctx.cell = cell
+        batch, channels, height, width = x.shape
+        classes = channels // (cell * cell)
+        return (x.permute(0, 2, 3, 1).reshape(batch, height, width, classes, cell, cell)
+                .permute(0, 3, 1, 4, 2, 5).reshape(batch, classes, height * cell, width * cell))
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return F.pixel_unshuffle(grad, ctx.cell).contiguous(memory_format=torch.channels_last), None
 
 
 def check_input(x: torch.Tensor) -> None:
