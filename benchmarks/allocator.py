@@ -62,9 +62,14 @@ def _faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
+    """`VmRSS` (resident now) or `VmHWM` (its peak) of this process, in MB.
+
+    VmHWM, not ru_maxrss, for the peak: Linux carries ru_maxrss over from the forking parent (speed.py's
+    peak script says the same), while exec starts a new VmHWM.
+    """
     status = Path("/proc/self/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+    return int(next(line for line in status.splitlines() if line.startswith(f"{field}:")).split()[1]) / 1024
 
 
 def _timed(func: Any, repeats: int, warm_ups: int) -> dict[str, float]:
@@ -113,12 +118,12 @@ def child(setting: str, steps: int, reads: int, set_dir: Path | None, logs: int)
 
     def read() -> None:
         predict.predict_probs(net, image, TILE[1], OVERLAP, mirror=True)
-        rss.append(_rss_mb())
+        rss.append(_status_mb("VmRSS"))
     out["mirrored strip, cpu profile widths"] = _timed(read, reads, 1)
     out["rss_after_each_read_mb"] = rss
     if set_dir is not None:
         out["stage_epoch"] = stage_epoch(set_dir, logs)
-    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_mb"] = _status_mb("VmHWM")
     return out
 
 
