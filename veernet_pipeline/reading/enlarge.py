@@ -87,7 +87,7 @@ def read_scan(
     Shape:
         image: (H, W) uint8.
     """
-    raw, probs, reading = _read_at(model, image, calibration, tile_width, tile_overlap, extract, device, scale)
+    raw, probs, reading = read_at(model, image, calibration, tile_width, tile_overlap, extract, device, scale)
     enlarge = extract.enlarge
     if calibration is None or probs.shape[0] != NUM_CLASSES:
         return ScanReading(raw, reading, scale, ())
@@ -96,7 +96,7 @@ def read_scan(
     too_tall = max_height is not None and net_size(*image.shape, larger)[0] > max_height
     if missing == 0 or enlarge.factor <= 1.0 or too_tall:
         return ScanReading(raw, reading, scale, (missing,))
-    _, probs_larger, reading_larger = _read_at(model, image, calibration, tile_width, tile_overlap, extract, device,
+    _, probs_larger, reading_larger = read_at(model, image, calibration, tile_width, tile_overlap, extract, device,
                                                larger)
     missing_larger = missing_curves(probs_larger, reading_larger.plan.classes, enlarge.below)
     log.info("%d named curve(s) barely show at scale %.3g, %d enlarged %.3g times", missing, scale[0],
@@ -105,7 +105,7 @@ def read_scan(
     return ScanReading(raw, *kept, (missing, missing_larger))
 
 
-def _read_at(model: nn.Module, image: np.ndarray, calibration: Calibration | None, tile_width: int,
+def read_at(model: nn.Module, image: np.ndarray, calibration: Calibration | None, tile_width: int,
              tile_overlap: int, extract: ExtractParams, device: str, scale: tuple[float, float],
              ) -> tuple[np.ndarray, np.ndarray, TrackReading]:
     """The net's map on its grid at `scale`, that map on the style classes, and the track read off it with
