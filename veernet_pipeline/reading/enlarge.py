@@ -97,7 +97,7 @@ def read_scan(
     if missing == 0 or enlarge.factor <= 1.0 or too_tall:
         return ScanReading(raw, reading, scale, (missing,))
     _, probs_larger, reading_larger = read_at(model, image, calibration, tile_width, tile_overlap, extract, device,
-                                               larger)
+                                              larger)
     missing_larger = missing_curves(probs_larger, reading_larger.plan.classes, enlarge.below)
     log.info("%d named curve(s) barely show at scale %.3g, %d enlarged %.3g times", missing, scale[0],
              missing_larger, enlarge.factor)
@@ -106,8 +106,8 @@ def read_scan(
 
 
 def read_at(model: nn.Module, image: np.ndarray, calibration: Calibration | None, tile_width: int,
-             tile_overlap: int, extract: ExtractParams, device: str, scale: tuple[float, float],
-             ) -> tuple[np.ndarray, np.ndarray, TrackReading]:
+            tile_overlap: int, extract: ExtractParams, device: str, scale: tuple[float, float],
+            ) -> tuple[np.ndarray, np.ndarray, TrackReading]:
     """The net's map on its grid at `scale`, that map on the style classes, and the track read off it with
     rows on the scan's grid."""
     resampled = scale != (1.0, 1.0)
