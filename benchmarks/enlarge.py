@@ -38,7 +38,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from _record import load_note, machine, markdown_table, write_results
-from PIL import Image
 from scipy.stats import wilcoxon
 from tqdm import tqdm
 
@@ -51,6 +50,7 @@ from veernet_pipeline.io.classes import STYLES, style_class
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.reading.enlarge import read_at, style_support
+from veernet_pipeline.reading.resolution import to_net_grid
 from veernet_pipeline.reading.track import read_track
 
 CURVE_CLASSES = [style_class(s) for s in STYLES]
@@ -60,9 +60,8 @@ Scan = tuple[str, np.ndarray, Calibration, Path, int]  # id, image, sidecar, LAS
 
 
 def shrink(image: np.ndarray, factor: float) -> np.ndarray:
-    """The scan drawn `factor` times smaller: a box mean, thresholded at 128 again where it was 1-bit."""
-    height, width = image.shape
-    small = np.asarray(Image.fromarray(image).resize((round(width / factor), round(height / factor)), Image.BOX))
+    """The scan drawn `factor` times smaller: `to_net_grid`'s box mean, thresholded at 128 again where it was 1-bit."""
+    small = to_net_grid(image, (1.0 / factor, 1.0 / factor))
     return np.where(small >= 128, 255, 0).astype(np.uint8) if np.isin(image, (0, 255)).all() else small
 
 
