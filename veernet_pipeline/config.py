@@ -360,6 +360,8 @@ class TrainParams(_Strict):
     warmup_steps: int
     crop_width: int
     crops_per_log: int
+    crop_height: int = Field(ge=0)  # rows of a crop across the track, multiple of 32 (0 = the whole track)
+    ema_decay: float = Field(ge=0.0, lt=1.0)  # moving average of the weights the stage saves (0 = the last weights)
     loss: LossParams
     max_train: int
     num_workers: int

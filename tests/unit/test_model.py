@@ -13,7 +13,7 @@ from torch import nn
 from veernet_pipeline.config import ModelParams, load_settings
 from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
 from veernet_pipeline.model import VeerNet, build_model, group_count, group_norm, load_model, save_model
-from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext
+from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext, positional_encoding_2d
 from veernet_pipeline.model.veernet import MODEL_FILE, depth_to_space, pad_to_multiple
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
@@ -133,6 +133,25 @@ def test_attention_ignores_padded_positions() -> None:
     with torch.no_grad():
         a, b = block(x, key_padding), block(changed, key_padding)
     torch.testing.assert_close(a[..., :3], b[..., :3])
+
+
+def test_a_crops_row_code_is_the_tracks_rows_from_its_first_row() -> None:
+    # The code of rows 3-4 of a grid starting at row 3 is rows 3-4 of the code of a 5-row grid starting at 0.
+    whole = positional_encoding_2d(32, 5, 4, torch.device("cpu"))
+    crops = positional_encoding_2d(32, 2, 4, torch.device("cpu"), torch.tensor([3, 0]))
+    assert crops.shape == (2, 32, 2, 4)
+    torch.testing.assert_close(crops[0], whole[:, 3:5], rtol=0, atol=1e-6)
+    assert torch.equal(crops[1], whole[:, :2])
+
+
+def test_first_row_zero_is_the_uncropped_net_and_an_offset_moves_the_logits() -> None:
+    model = tiny_model(NUM_CLASSES).eval()
+    x = torch.rand(2, 1, 64, 96)
+    with torch.no_grad():
+        plain = model(x)
+        assert torch.equal(model(x, None, torch.tensor([0, 0])), plain)
+        moved = model(x, None, torch.tensor([0, 64]))
+    assert torch.equal(moved[0], plain[0]) and not torch.allclose(moved[1], plain[1])
 
 
 def test_all_padding_sample_is_rejected() -> None:

@@ -98,9 +98,12 @@ def test_the_projection_takes_the_median_epoch_so_one_slow_epoch_does_not_move_i
 
 
 def test_pad_collate_pads_to_multiple_of_32() -> None:
-    items = [{"image": torch.rand(1, 50, 70), "target": torch.ones(50, 70, dtype=torch.long)},
-             {"image": torch.rand(1, 64, 100), "target": torch.full((64, 100), 2, dtype=torch.long)}]
+    items = [{"image": torch.rand(1, 50, 70), "target": torch.ones(50, 70, dtype=torch.long),
+              "first_row": torch.tensor(0)},
+             {"image": torch.rand(1, 64, 100), "target": torch.full((64, 100), 2, dtype=torch.long),
+              "first_row": torch.tensor(96)}]
     batch = pad_collate(items)
+    assert batch["first_row"].tolist() == [0, 96]
     assert batch["image"].shape == (2, 1, 64, 128)
     assert batch["target"].shape == batch["valid"].shape == (2, 64, 128)
     assert batch["target"].dtype == torch.int64
@@ -132,6 +135,37 @@ def test_segmentation_set_crops_deterministically(binary_set: Path) -> None:
     with pytest.raises(ValueError, match="multiple of 32"):
         SegmentationSet(binary_set, "train", binary=True, crop_width=100, seed=5, max_items=0)
 
+
+
+def test_crop_height_cuts_whole_cells_and_reaches_the_track_foot(tmp_path: Path) -> None:
+    # One log 150 rows tall: 64-row crops may start at rows 0, 32, 64 and 96 (ceil((150 - 64) / 32) = 3 steps);
+    # the one at 96 holds rows 96-149, the foot, 54 rows (the collate pads it as inference pads the foot).
+    write_set(tmp_path, [(150, 64, "train")], n_curves=2)
+    data = SegmentationSet(tmp_path, "train", binary=False, crop_width=0, seed=3, max_items=0, crop_height=64)
+    whole = torch.from_numpy(tifffile.imread(tmp_path / "s000.mask.tif")).long()
+    starts = set()
+    for epoch in range(40):
+        data.set_epoch(epoch)
+        item = data[0]
+        first = int(item["first_row"])
+        starts.add(first)
+        assert item["target"].shape == (min(64, 150 - first), 64)
+        assert torch.equal(item["target"], whole[first:first + 64])
+    assert starts == {0, 32, 64, 96}
+    assert data.heights() == [64]
+    flat = SegmentationSet(tmp_path, "train", binary=False, crop_width=0, seed=3, max_items=0)[0]
+    assert int(flat["first_row"]) == 0 and torch.equal(flat["target"], whole)
+    with pytest.raises(ValueError, match="crop_height 40 must be"):
+        SegmentationSet(tmp_path, "train", binary=False, crop_width=0, seed=3, max_items=0, crop_height=40)
+
+
+def test_crop_height_leaves_the_column_crops_as_they_were(binary_set: Path) -> None:
+    # The column start is drawn first from the same generator, so a recipe without row crops trains on the same bytes.
+    cut = SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=5, max_items=3, crop_height=32)
+    plain = SegmentationSet(binary_set, "train", binary=True, crop_width=128, seed=5, max_items=3)
+    for i in range(3):
+        first = int(cut[i]["first_row"])
+        assert torch.equal(cut[i]["image"], plain[i]["image"][:, first:first + 32])
 
 
 def test_crops_per_log_reads_each_log_once(binary_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,8 +361,9 @@ def final_weights(out_dir: Path) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("every", [1, 0])
 def test_resume_after_interruption_is_bit_identical(binary_set: Path, tmp_path: Path, every: int) -> None:
+    # With a moving average of the weights, whose state the checkpoint carries too.
     cfg = settings("train_binary.epochs=2", "train_binary.batch_size=1", "train_binary.accumulation=2",
-                   "train_binary.warmup_steps=1", "train_binary.crop_width=128",
+                   "train_binary.warmup_steps=1", "train_binary.crop_width=128", "train_binary.ema_decay=0.9",
                    f"train_binary.checkpoint_every_steps={every}")
     uninterrupted = train_stage(cfg, "binary", binary_set, tmp_path / "a")
     seen: list[int] = []
@@ -394,6 +429,25 @@ def test_resume_mid_epoch_under_the_cpu_profile_data_settings(binary_set: Path, 
         assert {k: v for k, v in left.items() if k not in ("seconds", "train_loss")} == \
             {k: v for k, v in right.items() if k not in ("seconds", "train_loss")}
         assert math.isclose(left["train_loss"], right["train_loss"], rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("decay", [0.75, 0.0])
+def test_the_stage_saves_the_moving_average_of_its_weights(binary_set: Path, tmp_path: Path, decay: float) -> None:
+    # Two optimiser steps (5 logs in batches of 3). The checkpoint after step 1 holds the weights w1, the last
+    # one w2; the average is w1 at step 1 (a copy), then decay * w1 + (1 - decay) * w2. Decay 0 saves w2.
+    cfg = settings("train_binary.epochs=1", "train_binary.batch_size=3", "train_binary.accumulation=1",
+                   "train_binary.crop_width=128", "train_binary.checkpoint_every_steps=1",
+                   f"train_binary.ema_decay={decay}")
+    checkpoint = tmp_path / "out" / "checkpoints" / "last.pt"
+    after_step: list[dict[str, torch.Tensor]] = []
+    train_stage(cfg, "binary", binary_set, tmp_path / "out",
+                on_step=lambda info: after_step.append(load_checkpoint(checkpoint)["model"]))
+    w1, w2 = after_step[0], load_checkpoint(checkpoint)["model"]
+    saved = final_weights(tmp_path / "out")
+    assert len(after_step) == 2 and not torch.equal(w1["stem.conv1.0.weight"], w2["stem.conv1.0.weight"])
+    for name, tensor in saved.items():
+        expected = decay * w1[name] + (1 - decay) * w2[name] if decay else w2[name]
+        torch.testing.assert_close(tensor, expected, rtol=1e-5, atol=1e-7)
 
 
 def test_resume_refuses_other_settings(binary_set: Path, tmp_path: Path) -> None:

@@ -92,28 +92,40 @@ class DepthContext(nn.Module):
         return x
 
 
-def positional_encoding_2d(channels: int, height: int, width: int, device: torch.device) -> torch.Tensor:
+def positional_encoding_2d(channels: int, height: int, width: int, device: torch.device,
+                           first_row: torch.Tensor | None = None) -> torch.Tensor:
     """Sinusoidal 2-D position code for any grid: a quarter of the channels each for sin/cos of row and column.
 
+    Args:
+        first_row: per sample, the track row (in grid cells) of the grid's first row: a training crop cut
+            from the middle of a track keeps the row code the whole track gives that place. None = 0.
+
     Shape:
-        returns (channels, height, width), float32.
+        first_row: (B,). Returns (channels, height, width), or (B, channels, height, width) with `first_row`;
+        float32.
     """
     quarter = channels // 4
     freq = torch.exp(-math.log(10000.0) * torch.arange(quarter, device=device, dtype=torch.float32) / quarter)
-    rows = torch.arange(height, device=device, dtype=torch.float32)[:, None] * freq  # (h, q)
     cols = torch.arange(width, device=device, dtype=torch.float32)[:, None] * freq  # (w, q)
-    row_code = torch.cat([rows.sin(), rows.cos()], dim=1).T[:, :, None].expand(-1, height, width)
     col_code = torch.cat([cols.sin(), cols.cos()], dim=1).T[:, None, :].expand(-1, height, width)
-    return torch.cat([row_code, col_code], dim=0)
+    row_index = torch.arange(height, device=device, dtype=torch.float32)
+    if first_row is None:
+        rows = row_index[:, None] * freq  # (h, q)
+        row_code = torch.cat([rows.sin(), rows.cos()], dim=1).T[:, :, None].expand(-1, height, width)
+        return torch.cat([row_code, col_code], dim=0)
+    rows = (first_row.to(device, torch.float32)[:, None] + row_index)[..., None] * freq  # (B, h, q)
+    row_code = torch.cat([rows.sin(), rows.cos()], dim=2).transpose(1, 2)[..., None].expand(-1, -1, -1, width)
+    return torch.cat([row_code, col_code.expand(len(first_row), -1, -1, -1)], dim=1)
 
 
 class AttentionBottleneck(nn.Module):
     """Transformer self-attention over the H/32 x W/32 bottleneck positions.
 
-    Positions made only of padding are masked as keys, so they are never attended.
+    Positions made only of padding are masked as keys, so they are never attended. `first_row` gives each
+    sample's first grid row in the track (a crop's offset in cells), so the row code stays the track's.
 
     Shape:
-        x (B, C, h, w), key_padding (B, h * w) bool, True = ignore -> (B, C, h, w).
+        x (B, C, h, w), key_padding (B, h * w) bool, True = ignore, first_row (B,) -> (B, C, h, w).
     """
 
     def __init__(self, channels: int, layers: int, heads: int) -> None:
@@ -125,9 +137,10 @@ class AttentionBottleneck(nn.Module):
         )
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
 
-    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None,
+                first_row: torch.Tensor | None = None) -> torch.Tensor:
         b, c, h, w = x.shape
-        tokens = (x + positional_encoding_2d(c, h, w, x.device).to(x.dtype)).flatten(2).transpose(1, 2)
+        tokens = (x + positional_encoding_2d(c, h, w, x.device, first_row).to(x.dtype)).flatten(2).transpose(1, 2)
         tokens = self.encoder(tokens, src_key_padding_mask=key_padding)
         # A view of the (B, h * w, C) tokens: already in channels_last, the layout of the convolutions around it.
         return tokens.transpose(1, 2).reshape(b, c, h, w)

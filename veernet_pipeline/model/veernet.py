@@ -127,18 +127,21 @@ class VeerNet(nn.Module):
         self.head = nn.Conv2d(widths[0] + cell, num_classes * cell, 1)
         self.to(memory_format=torch.channels_last)
 
-    def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None,
+                first_row: torch.Tensor | None = None) -> torch.Tensor:
         """Per-pixel logits.
 
         Args:
             x: image batch in [0, 1], ink dark, sides multiples of 32 (see `pad_to_multiple`).
             valid: 1 on real pixels, 0 on padding; padded bottleneck cells are not attended.
+            first_row: per sample, the track row of the image's first row, a multiple of 32 (a training crop
+                cut from the middle of a track); None = every image starts at the track's top.
 
         Returns:
             Logits, one map per output channel.
 
         Shape:
-            x: (B, 1, H, W); valid: (B, H, W); returns (B, num_classes, H, W).
+            x: (B, 1, H, W); valid: (B, H, W); first_row: (B,) int; returns (B, num_classes, H, W).
         """
         check_input(x)
         # Invert so ink is the signal and white padding is zero, the same value conv zero-padding assumes.
@@ -150,7 +153,8 @@ class VeerNet(nn.Module):
         for block in self.encoder:
             features = block(features)
             skips.append(features)
-        features = self.bottleneck(skips.pop(), bottleneck_padding(valid, features.shape[-2:]))
+        cells = None if first_row is None else torch.div(first_row, MULTIPLE, rounding_mode="floor")
+        features = self.bottleneck(skips.pop(), bottleneck_padding(valid, features.shape[-2:]), cells)
         for stage in self.decoder[:-1]:
             features = stage(features, skips.pop())
         features = self.context(features)

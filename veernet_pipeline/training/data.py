@@ -2,8 +2,9 @@
 
 A set folder holds `index.parquet` (id, image, mask, calibration, las, width, height, well,
 split, n_curves; paths relative to the folder) and single-page uint8 TIFFs. Nothing is ever
-resized: long logs are cropped along depth (W) at native resolution, and a batch is padded
-bottom/right to its widest and tallest member rounded up to 32, with a validity mask that the
+resized: long logs are cropped along depth (W) at native resolution, optionally across the track
+too (H, at a multiple of 32 rows, the crop's first row kept for the net's row code), and a batch is
+padded bottom/right to its widest and tallest member rounded up to 32, with a validity mask that the
 loss multiplies in before any reduction.
 
 Every random choice is a function of (seed, epoch, index) or (seed, epoch), so a run resumed at
@@ -52,19 +53,23 @@ class SegmentationSet(Dataset):
         crops_per_log: items per log and epoch; item i is a crop of log i // crops_per_log. With
             more than one, decoded logs stay in memory, so a log is read from disk once per run
             instead of once per crop (a full-size log is about 8 MB as uint8, twice with its mask).
+        crop_height: 0 = the whole track; > 0 (multiple of 32) = at most that many rows of a taller track,
+            starting on a multiple of 32 rows (so the crop's bottleneck cells are the track's), drawn after
+            the columns; the lowest start reaches the track's foot.
     """
 
     def __init__(self, set_dir: Path, split: str, binary: bool, crop_width: int, seed: int, max_items: int,
-                 crops_per_log: int = 1) -> None:
+                 crops_per_log: int = 1, crop_height: int = 0) -> None:
         self.set_dir = Path(set_dir)
-        if crop_width < 0 or crop_width % MULTIPLE:
-            raise ValueError(f"crop_width {crop_width} must be 0 or a positive multiple of {MULTIPLE}; fix params.yaml")
+        for name, size in (("crop_width", crop_width), ("crop_height", crop_height)):
+            if size < 0 or size % MULTIPLE:
+                raise ValueError(f"{name} {size} must be 0 or a positive multiple of {MULTIPLE}; fix params.yaml")
         rows = read_split(self.set_dir, split)
         self.rows = rows.head(max_items) if max_items > 0 else rows
         if crops_per_log < 1:
             raise ValueError(f"crops_per_log {crops_per_log} must be at least 1; fix params.yaml")
         self.binary, self.crop_width, self.seed, self.epoch = binary, crop_width, seed, 0
-        self.crops_per_log = crops_per_log
+        self.crops_per_log, self.crop_height = crops_per_log, crop_height
         self._planes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def set_epoch(self, epoch: int) -> None:
@@ -75,8 +80,9 @@ class SegmentationSet(Dataset):
         return len(self.rows) * self.crops_per_log
 
     def heights(self) -> list[int]:
-        """Each item's height in pixels (its log's `height` in the index), for length-aware batching."""
-        return [int(h) for h in self.rows["height"] for _ in range(self.crops_per_log)]
+        """Each item's height in pixels (its log's `height`, or the crop's), for length-aware batching."""
+        heights = [min(int(h), self.crop_height) if self.crop_height else int(h) for h in self.rows["height"]]
+        return [h for h in heights for _ in range(self.crops_per_log)]
 
     def _read(self, log: int) -> tuple[np.ndarray, np.ndarray]:
         if log in self._planes:
@@ -93,17 +99,27 @@ class SegmentationSet(Dataset):
         """One item.
 
         Shape:
-            image: (1, H, W) float32 in [0, 1], ink dark; target: (H, W) int64 class per pixel.
+            image: (1, H, W) float32 in [0, 1], ink dark; target: (H, W) int64 class per pixel; first_row: ()
+            int64, the track row of the item's first row (0 unless cropped across the track).
         """
         image, mask = self._read(index // self.crops_per_log)
-        width = image.shape[1]
+        (height, width), first_row = image.shape, 0
+        rng = np.random.default_rng([self.seed, self.epoch, index])
         if self.crop_width and width > self.crop_width:
-            start = int(np.random.default_rng([self.seed, self.epoch, index]).integers(0, width - self.crop_width + 1))
+            start = int(rng.integers(0, width - self.crop_width + 1))
             image, mask = image[:, start : start + self.crop_width], mask[:, start : start + self.crop_width]
+        if self.crop_height and height > self.crop_height:
+            # Whole cells only: the net sees the rows a cell holds in the whole track, and its row code fits. The
+            # last start may leave the crop short of `crop_height` (padded by the collate, as inference pads the
+            # track's foot), so the bottom rows and border are drawn as often as the top ones.
+            first_row = MULTIPLE * int(rng.integers(0, -(-(height - self.crop_height) // MULTIPLE) + 1))
+            rows = slice(first_row, first_row + self.crop_height)
+            image, mask = image[rows], mask[rows]
         target = (mask >= FIRST_CURVE_CLASS) if self.binary else mask
         return {
             "image": torch.from_numpy(np.ascontiguousarray(image)).float().div_(255.0)[None],
             "target": torch.from_numpy(np.ascontiguousarray(target)).long(),
+            "first_row": torch.tensor(first_row),
         }
 
 
@@ -167,8 +183,8 @@ def pad_collate(batch: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Ten
     Images pad with 1.0 (white paper), targets with 0 (background); `valid` is 1 on real pixels.
 
     Shape:
-        items: image (1, H_i, W_i), target (H_i, W_i) -> image (B, 1, H, W), target (B, H, W)
-        int64, valid (B, H, W) float32.
+        items: image (1, H_i, W_i), target (H_i, W_i), first_row () -> image (B, 1, H, W), target (B, H, W)
+        int64, valid (B, H, W) float32, first_row (B,) int64.
     """
     height = round_up(max(item["image"].shape[-2] for item in batch))
     width = round_up(max(item["image"].shape[-1] for item in batch))
@@ -181,4 +197,5 @@ def pad_collate(batch: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Ten
         image[i, :, :h, :w] = item["image"]
         target[i, :h, :w] = item["target"]
         valid[i, :h, :w] = 1.0
-    return {"image": image, "target": target, "valid": valid}
+    first_row = torch.stack([item["first_row"] for item in batch])
+    return {"image": image, "target": target, "valid": valid, "first_row": first_row}

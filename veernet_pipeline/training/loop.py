@@ -99,7 +99,7 @@ def train_one_epoch(
         group_start = index - index % accumulation
         group_size = min(accumulation, total - group_start)
         with amp.autocast(device):
-            logits = model(batch["image"], batch["valid"])
+            logits = model(batch["image"], batch["valid"], batch.get("first_row"))
         loss = loss_fn(logits.float(), batch["target"], batch["valid"])
         scaled = loss / group_size
         (amp.scaler.scale(scaled) if amp.scaler else scaled).backward()
@@ -148,7 +148,7 @@ def evaluate(model: nn.Module, loader: DataLoader, loss_fn: nn.Module, device: t
     scores: MaskScores | None = None
     with torch.inference_mode():
         for batch in _batches(loader, device):
-            logits = model(batch["image"], batch["valid"]).float()
+            logits = model(batch["image"], batch["valid"], batch.get("first_row")).float()
             loss_sum += loss_fn(logits, batch["target"], batch["valid"]).item()
             batches += 1
             if scores is None:

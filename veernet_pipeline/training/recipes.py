@@ -1,7 +1,8 @@
 """Training recipes: the binary stage, then the multiclass stage seeded from it.
 
 `train_stage` wires data, model, masked Tversky loss, AdamW, linear warmup then cosine decay,
-gradient accumulation and checkpoints together. A checkpoint (`out_dir/checkpoints/last.pt`) is
+gradient accumulation, an optional moving average of the weights (`ema_decay`, torch's
+`AveragedModel`) and checkpoints together. A checkpoint (`out_dir/checkpoints/last.pt`) is
 written at every epoch end, and every `checkpoint_every_steps` optimiser steps if > 0, with the
 data position; `resume=True` continues from it and, on CPU, ends with weights bit-identical to
 an uninterrupted run (the data order and crops depend only on (seed, epoch, index)).
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 from torch.optim import AdamW, Optimizer
 from torch.optim.lr_scheduler import CosineAnnealingLR, LinearLR, LRScheduler, SequentialLR
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from torch.utils.data import DataLoader
 
 from veernet_pipeline.allocator import keep_freed_memory
@@ -193,7 +195,8 @@ def train_stage(
     model.to(device)
     binary = stage == "binary"
     train_set = SegmentationSet(set_dir, "train", binary, params.crop_width, settings.seed, params.max_train,
-                                params.crops_per_log)
+                                params.crops_per_log, params.crop_height)
+    # Validated on whole-height crops whatever the training crops are: the figures compare across recipes.
     val_set = SegmentationSet(set_dir, "val", binary, params.crop_width, settings.seed, 0)
     if not len(train_set):
         raise ValueError(f"{set_dir / 'index.parquet'} has no train rows; regenerate the set with more instances")
@@ -209,6 +212,10 @@ def train_stage(
     batches_per_epoch = math.ceil(len(train_set) / params.batch_size)
     total_steps = params.epochs * math.ceil(batches_per_epoch / params.accumulation)
     optimizer = AdamW(model.parameters(), lr=params.lr, weight_decay=params.weight_decay)
+    # The average starts as a copy of the weights at the first optimiser step (n_averaged 0), then decays towards them.
+    average = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(params.ema_decay), use_buffers=True)
+               if params.ema_decay else None)
+    shipped = model if average is None else average.module
     scheduler = warmup_cosine(optimizer, params.warmup_steps, total_steps)
     amp = select_amp(device)
     loss_fn = build_loss(params.loss, stage)
@@ -227,6 +234,8 @@ def train_stage(
         scheduler.load_state_dict(state["scheduler"])
         if amp.scaler is not None and state.get("scaler") is not None:
             amp.scaler.load_state_dict(state["scaler"])
+        if average is not None:
+            average.load_state_dict(state["average"])
         restore_rng_state(state["rng"])
         first_epoch, start_step, history, partial = (state["epoch"], state["step_in_epoch"], state["history"],
                                                      state["partial"])
@@ -236,7 +245,8 @@ def train_stage(
 
     def snapshot(epoch: int, step_in_epoch: int, part: dict[str, Any]) -> dict[str, Any]:
         return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "scaler": amp.scaler.state_dict() if amp.scaler else None, "epoch": epoch,
+                "scaler": amp.scaler.state_dict() if amp.scaler else None,
+                "average": average.state_dict() if average is not None else None, "epoch": epoch,
                 "step_in_epoch": step_in_epoch, "global_step": scheduler.last_epoch, "rng": rng_state(),
                 "history": history, "partial": part, "fingerprint": fingerprint}
 
@@ -246,6 +256,8 @@ def train_stage(
 
         def step_hook(info: dict[str, Any], epoch: int = epoch, base: dict[str, Any] = base,
                       epoch_started: float = epoch_started) -> None:
+            if average is not None:
+                average.update_parameters(model)
             every = params.checkpoint_every_steps
             # The last step of an epoch is covered by the epoch-end checkpoint that follows it.
             if every > 0 and info["global_step"] % every == 0 and info["step_in_epoch"] < batches_per_epoch:
@@ -260,7 +272,7 @@ def train_stage(
         sampler.set_epoch(epoch, start=start_step * params.batch_size)
         result = train_one_epoch(model, train_loader, loss_fn, optimizer, scheduler, params.accumulation, device,
                                  amp, start_step=start_step, on_step=step_hook)
-        val = evaluate(model, val_loader, loss_fn, device) if len(val_set) else None
+        val = evaluate(shipped, val_loader, loss_fn, device) if len(val_set) else None
         if val is None:
             logger.warning("%s has no val rows; epoch %d has no validation metrics", set_dir, epoch + 1)
         record = {
@@ -288,7 +300,7 @@ def train_stage(
         if on_epoch_end is not None:
             on_epoch_end(epoch + 1, record)
 
-    save_model(out_dir, model, settings.model, OUTPUTS[stage])
+    save_model(out_dir, shipped, settings.model, OUTPUTS[stage])
     write_text_atomic(out_dir / HISTORY_FILE, json.dumps(history, indent=2) + "\n")
     return {"weights": str(out_dir / WEIGHTS_FILE), "epochs": params.epochs, "final": history[-1] if history else {},
             "wall_clock_s": time.perf_counter() - started, "history": history}
