@@ -20,12 +20,13 @@ def compare(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def frame(maes: list[float], r2: list[float] | None = None) -> pd.DataFrame:
-    """Curves of logs L0, L1, ...: two a log (A solid, B dashed), the given MAEs, coverage 1, swaps 0.1 x log."""
+    """Logs L0, L1, ...: two curves each (A solid, B dashed), the given MAEs, coverage 1, swaps 0.1 x log; L0 tall."""
     rows = []
     for i, mae in enumerate(maes):
         log = i // 2
         rows.append({"id": f"L{log}", "curve": "AB"[i % 2], "style": ("solid", "dashed")[i % 2], "mae": mae,
-                     "r2": (r2 or [0.9] * len(maes))[i], "coverage": 1.0, "swap_share": 0.1 * log})
+                     "r2": (r2 or [0.9] * len(maes))[i], "coverage": 1.0, "swap_share": 0.1 * log,
+                     "n_curves": 2, "height": 700 if log == 0 else 600})
     return pd.DataFrame(rows)
 
 
@@ -37,6 +38,8 @@ def test_style_figures_are_medians_per_style_and_swaps_per_log(compare: ModuleTy
     assert figures["styles"]["solid"]["r2"] == pytest.approx(0.7)
     assert figures["mean_mae"] == pytest.approx(0.035) and figures["all_mae"] == pytest.approx(0.035)
     assert figures["swaps_median"] == pytest.approx(0.1) and figures["swaps_mean"] == pytest.approx(0.1)
+    # Two curves a track: all six R² -> median of 0.2, 0.5, 0.6, 0.7, 0.8, 0.9 = 0.65; the tall log L0: 0.9, 0.8.
+    assert figures["curve_counts"] == {2: pytest.approx(0.65)} and figures["tall_r2"] == pytest.approx(0.85)
 
 
 def test_paired_counts_and_tests_curve_by_curve(compare: ModuleType) -> None:
