@@ -1,7 +1,7 @@
 """Every TIFF flavour an archive holds decodes to the expected gray, written by tifffile or Pillow.
 
 Lossless codecs must give back the source exactly; the expected gray of deeper or colour samples is
-computed here with float formulas (BT.601 luma, v * 255 / (2**bits - 1)), not by the decoder's
+computed here with float formulas (BT.601 luma and ink gray, v * 255 / (2**bits - 1)), not by the decoder's
 integer code. JPEG is lossy: its tolerance is a mean absolute error of at most 3 gray levels, at
 most 40 anywhere, and the curve's row unchanged in every column.
 """
@@ -30,10 +30,13 @@ def _scan(height: int = 64, width: int = 200) -> np.ndarray:
     return image
 
 
-def _luma(rgb: np.ndarray) -> np.ndarray:
-    """BT.601 luma of 0..255 RGB, rounded half up, as uint8 (float formula)."""
+def _ink_gray(rgb: np.ndarray) -> np.ndarray:
+    """Ink gray of 0..255 RGB (float formula): BT.601 luma, darkened to 255 - (saturation - 64) * 255 / 191 where
+    the colour is that saturated (max - min channel); each rounded half up, as uint8."""
     rgb = rgb.astype(np.float64)
-    return np.floor(0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2] + 0.5).astype(np.uint8)
+    luma = np.floor(0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2] + 0.5)
+    darkness = np.floor(np.clip(rgb.max(axis=-1) - rgb.min(axis=-1) - 64.0, 0.0, None) * 255.0 / 191.0 + 0.5)
+    return np.minimum(luma, 255.0 - darkness).astype(np.uint8)
 
 
 def _within_jpeg_tolerance(decoded: np.ndarray, expected: np.ndarray) -> None:
@@ -101,10 +104,10 @@ def test_rgb_planar_alpha_and_raw_ycbcr(tmp_path: Path) -> None:
     tifffile.imwrite(tmp_path / "contig.tif", rgb, photometric="rgb", compression="lzw")
     tifffile.imwrite(tmp_path / "planar.tif", np.moveaxis(rgb, -1, 0), photometric="rgb", planarconfig="separate")
     for name in ("contig.tif", "planar.tif"):
-        np.testing.assert_array_equal(decode_scan(tmp_path / name), _luma(rgb))
+        np.testing.assert_array_equal(decode_scan(tmp_path / name), _ink_gray(rgb))
     deep = rgb.astype(np.uint16) * 257
     tifffile.imwrite(tmp_path / "rgb16.tif", deep, photometric="rgb")
-    np.testing.assert_array_equal(decode_scan(tmp_path / "rgb16.tif"), _luma(rgb))
+    np.testing.assert_array_equal(decode_scan(tmp_path / "rgb16.tif"), _ink_gray(rgb))
     alpha = np.stack([gray, np.full_like(gray, 7)], axis=-1)
     tifffile.imwrite(tmp_path / "alpha.tif", alpha, photometric="minisblack", extrasamples=[2])
     np.testing.assert_array_equal(decode_scan(tmp_path / "alpha.tif"), gray)
@@ -112,7 +115,17 @@ def test_rgb_planar_alpha_and_raw_ycbcr(tmp_path: Path) -> None:
     np.testing.assert_array_equal(decode_scan(tmp_path / "ycbcr.tif"), rgb[..., 0])  # Y is the luma
 
 
-def test_cmyk_goes_through_rgb_to_luma(tmp_path: Path) -> None:
+def test_a_coloured_pen_is_ink_and_gray_paper_keeps_its_ink_gray(tmp_path: Path) -> None:
+    # By hand: yellow and orange (saturation 255) -> 0; red (220, 0, 0): luma 65.8, darkness 156 * 255 / 191 = 208.3,
+    # so 255 - 208 = 47; cyan (0, 170, 220) likewise 47 (its luma 124.9); aged paper (240, 230, 200), saturation 40,
+    # keeps its luma 229.6 -> 230; gray 128, black and white are their own levels.
+    colours = np.array([[[255, 255, 0], [255, 140, 0], [220, 0, 0], [0, 170, 220], [240, 230, 200], [128, 128, 128],
+                         [0, 0, 0], [255, 255, 255]]], np.uint8)
+    tifffile.imwrite(tmp_path / "pens.tif", colours, photometric="rgb")
+    np.testing.assert_array_equal(decode_scan(tmp_path / "pens.tif"), [[0, 0, 47, 47, 230, 128, 0, 255]])
+
+
+def test_cmyk_goes_through_rgb_to_ink_gray(tmp_path: Path) -> None:
     levels = np.arange(256, dtype=np.uint8)
     cmyk = np.zeros((2, 256, 4), np.uint8)
     cmyk[0, :, 3] = levels  # black ink only: gray = 255 - K
@@ -120,7 +133,7 @@ def test_cmyk_goes_through_rgb_to_luma(tmp_path: Path) -> None:
     tifffile.imwrite(tmp_path / "cmyk.tif", cmyk, photometric="separated")
     rgb = np.stack([255.0 - cmyk[..., 0], np.full((2, 256), 255.0), np.full((2, 256), 255.0)], axis=-1)
     rgb[0] = (255 - levels)[:, None]
-    np.testing.assert_array_equal(decode_scan(tmp_path / "cmyk.tif"), _luma(rgb))
+    np.testing.assert_array_equal(decode_scan(tmp_path / "cmyk.tif"), _ink_gray(rgb))
 
 
 def test_palettes_read_through_their_colours(tmp_path: Path) -> None:
@@ -130,7 +143,7 @@ def test_palettes_read_through_their_colours(tmp_path: Path) -> None:
     cmap = np.zeros((3, 256), np.uint16)
     cmap[:, :7] = colours.T * 257  # 16-bit colormap entries, as the TIFF spec stores them
     tifffile.imwrite(tmp_path / "palette.tif", indices, photometric="palette", colormap=cmap, compression="lzw")
-    np.testing.assert_array_equal(decode_scan(tmp_path / "palette.tif"), _luma(colours.astype(float))[indices])
+    np.testing.assert_array_equal(decode_scan(tmp_path / "palette.tif"), _ink_gray(colours.astype(float))[indices])
 
 
 @pytest.mark.parametrize("writer", ["tifffile", "pillow"])
@@ -145,7 +158,7 @@ def test_jpeg_in_tiff_gray_and_ycbcr(tmp_path: Path, writer: str) -> None:
         Image.fromarray(gray).save(tmp_path / "gray.tif", compression="jpeg")
         Image.fromarray(rgb).save(tmp_path / "colour.tif", compression="jpeg")
     _within_jpeg_tolerance(decode_scan(tmp_path / "gray.tif"), gray)
-    _within_jpeg_tolerance(decode_scan(tmp_path / "colour.tif"), _luma(rgb))
+    _within_jpeg_tolerance(decode_scan(tmp_path / "colour.tif"), _ink_gray(rgb))
 
 
 def _old_style_jpeg(image: np.ndarray) -> bytes:
@@ -166,7 +179,7 @@ def test_old_style_jpeg_where_the_codec_can(tmp_path: Path) -> None:
     (tmp_path / "ojpeg_colour.tif").write_bytes(_old_style_jpeg(rgb))
     assert read_header(tmp_path / "ojpeg_gray.tif").compression == "ojpeg"
     _within_jpeg_tolerance(decode_scan(tmp_path / "ojpeg_gray.tif"), gray)
-    _within_jpeg_tolerance(decode_scan(tmp_path / "ojpeg_colour.tif"), _luma(rgb))
+    _within_jpeg_tolerance(decode_scan(tmp_path / "ojpeg_colour.tif"), _ink_gray(rgb))
     # Tables-only old-style JPEG (no whole stream): the codec cannot, and says so.
     broken = bytearray(_old_style_jpeg(gray))
     start = broken.index(b"\xff\xd8")

@@ -17,9 +17,17 @@ How samples become levels (0..255):
 - an image whose values are all equal is blank paper (255).
 
 Then per photometric interpretation: MINISBLACK keeps the first sample (extra samples such as alpha
-are ignored), MINISWHITE inverts it, RGB (and YCbCr the JPEG codec returned as RGB) becomes ITU-R
-BT.601 luma, raw YCbCr keeps Y (already luma), CMYK goes through RGB to luma, a palette through a
-256-entry luma table of its colormap.
+are ignored), MINISWHITE inverts it, RGB (and YCbCr the JPEG codec returned as RGB) becomes ink gray
+(below), raw YCbCr keeps Y (already luma), CMYK goes through RGB to ink gray, a palette through a
+256-entry ink-gray table of its colormap.
+
+**Ink gray: a coloured pen is ink.** A vendor print tells its curves apart by colour, and luma alone
+would hand the net a yellow curve at 226 and an orange one at 173, paler than the grid; the net
+learnt ink at 0-70 and faded ink to 150. So a colour is also as dark as it is saturated: gray =
+min(BT.601 luma, 255 - darkness), darkness rising from 0 at a saturation (max - min channel) of
+`PAPER_SATURATION` to 255 at full saturation. Gray, black and white pixels keep their luma exactly,
+and so do paper yellowed with age and a scanner's chroma noise, which stay below that saturation
+(aged paper (240, 230, 200): 40); yellow (255, 255, 0) becomes 0, red (220, 0, 0) 47 instead of 66.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ import numpy as np
 BLOCK_ROWS = 256
 # ITU-R BT.601 luma weights, in thousandths, for integer arithmetic.
 _LUMA = (299, 587, 114)
+# Saturation (max - min channel, 0..255) up to which a colour is paper or chroma noise, not a pen (module docstring).
+PAPER_SATURATION = 64
 
 
 @dataclass(frozen=True)
@@ -83,10 +93,15 @@ def _levels(block: np.ndarray, bits: int, value_range: tuple[float, float] | Non
     return np.rint(np.minimum(block, top).astype(np.float64) * (255.0 / top)).astype(np.uint8)
 
 
-def _luma(red: np.ndarray, green: np.ndarray, blue: np.ndarray, scale: int = 1) -> np.ndarray:
-    """Integer BT.601 luma of three uint32 channels that each run to ``255 * scale``; rounded."""
+def _ink_gray(red: np.ndarray, green: np.ndarray, blue: np.ndarray, scale: int = 1) -> np.ndarray:
+    """Integer ink gray (module docstring) of three uint32 channels that each run to ``255 * scale``; rounded."""
     total = _LUMA[0] * red + _LUMA[1] * green + _LUMA[2] * blue
-    return ((total + 500 * scale) // (1000 * scale)).astype(np.uint8)
+    luma = (total + 500 * scale) // (1000 * scale)
+    saturation = np.maximum(np.maximum(red, green), blue) - np.minimum(np.minimum(red, green), blue)
+    over = np.maximum(saturation.astype(np.int64) - PAPER_SATURATION * scale, 0)
+    span = (255 - PAPER_SATURATION) * scale
+    darkness = (over * 255 + span // 2) // span
+    return np.minimum(luma, 255 - darkness).astype(np.uint8)
 
 
 def _combine(levels: np.ndarray, layout: Layout) -> np.ndarray:
@@ -100,18 +115,18 @@ def _combine(levels: np.ndarray, layout: Layout) -> np.ndarray:
     wide = levels[..., :4].astype(np.uint32)
     if kind == "separated":
         cyan, magenta, yellow, black = (wide[..., i] for i in range(4))
-        return _luma((255 - cyan) * (255 - black), (255 - magenta) * (255 - black),
-                     (255 - yellow) * (255 - black), scale=255)
-    return _luma(wide[..., 0], wide[..., 1], wide[..., 2])
+        return _ink_gray((255 - cyan) * (255 - black), (255 - magenta) * (255 - black),
+                         (255 - yellow) * (255 - black), scale=255)
+    return _ink_gray(wide[..., 0], wide[..., 1], wide[..., 2])
 
 
 def _palette(indices: np.ndarray, colormap: np.ndarray) -> np.ndarray:
-    """Palette indices -> gray through a luma table of the colormap; an index past its end reads the last entry."""
+    """Palette indices -> gray through an ink-gray table of the colormap; an index past its end reads the last."""
     cmap = np.asarray(colormap, dtype=np.uint32)
     if cmap.max(initial=0) > 255:
         cmap = (cmap * 255 + 32767) // 65535  # 16-bit entries, as the TIFF spec stores them
     # Some writers put 8-bit entries in the 16-bit field: then they are used as they are.
-    table = _luma(cmap[0], cmap[1], cmap[2])
+    table = _ink_gray(cmap[0], cmap[1], cmap[2])
     return np.take(table, indices, mode="clip")
 
 
