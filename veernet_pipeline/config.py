@@ -317,6 +317,9 @@ class ForeignParams(_Strict):
     height: Range
     curves_per_track: list[float] = Field(min_length=5, max_length=5)  # weights of 1, 2, 3, 4, 5 curves
     bilevel_share: float  # share stored as 1-bit CCITT G4, like fax scans; the rest 8-bit gray
+    # Share printed as a vendor's colour print rasterised to TIFF (RGB, no scanner): each curve in its own pen colour,
+    # named in the sidecar (`colour`); such a print is never 1-bit. Drawn from a stream of its own: 0 = the gray set.
+    colour_share: float = Field(ge=0.0, le=1.0)
     # deck: the five styles dealt per track, each named in the sidecar. seeds: the seeds' sidecar contract,
     # at most two curves, the first solid and the second one broken style (or a thinner solid), no style named.
     legend: Literal["deck", "seeds"] = "deck"

@@ -151,7 +151,7 @@ def test_the_set_is_evaluation_only(tmp_path: Path) -> None:
 # never drawing code. A file added to both closures fails the test until it is named here, on purpose.
 CONTRACTS = {f"veernet_pipeline/{name}" for name in (
     "__init__.py", "config.py", "errors.py", "progress.py", "io/__init__.py", "io/atomic.py", "io/calibration.py",
-    "io/classes.py", "io/gray.py", "io/las.py", "io/scan_errors.py", "io/sets.py", "io/sidecar.py",
+    "io/classes.py", "io/colours.py", "io/gray.py", "io/las.py", "io/scan_errors.py", "io/sets.py", "io/sidecar.py",
     "io/splits.py", "io/tiff.py", "io/wells.py")}
 
 

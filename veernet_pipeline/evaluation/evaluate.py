@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.sets import INDEX_FILE, read_split
-from veernet_pipeline.io.tiff import decode_scan
+from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.enlarge import read_scan
@@ -117,14 +118,14 @@ def evaluate_log(
 
     The log's predicted and true masks are added to `pooled`.
     """
-    image = decode_scan(set_dir / row.image)
+    image, rgb = decode_colour(set_dir / row.image)
     mask = tifffile.imread(set_dir / row.mask)
     if mask.shape != image.shape:
         raise ValueError(f"{set_dir / row.mask}: mask shape {mask.shape} differs from image {row.image} "
                          f"shape {image.shape}; regenerate the set")
     height, width = image.shape
     calibration = Calibration.from_file(set_dir / row.calibration)
-    scan = read_scan(model, image, calibration, params.tile_width, params.tile_overlap, extract, device)
+    scan = read_scan(model, image, calibration, params.tile_width, params.tile_overlap, extract, device, rgb=rgb)
     plan, rows, confidence = scan.reading.plan, scan.reading.rows, scan.reading.confidence
     n_truth = min(int(row.n_curves), len(calibration.curves))
     values = truth_values(set_dir / row.las, calibration, width, n_truth)
@@ -136,7 +137,7 @@ def evaluate_log(
         truth = truth[nearest, np.arange(width)][None]
         labels = ["any"]
     n = min(rows.shape[0], truth.shape[0])
-    curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.classes[:n], height)
+    curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.kinds[:n], height)
     rows, confidence = rows[order], confidence[order]
     records = []
     for k, scores in enumerate(curve_scores):
@@ -167,7 +168,7 @@ def _features(row: Any) -> str:
     return features if isinstance(features, str) else ""
 
 
-def score_curves(rows: np.ndarray, truth: np.ndarray, classes: list[tuple[int, ...]], height: int
+def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence[Hashable]], height: int
                  ) -> tuple[list[dict[str, float]], float, np.ndarray]:
     """Score curves read off one log against its truth, as the evaluate stage and the benchmarks do.
 

@@ -17,7 +17,7 @@ log (`best_assignment`), and still counts every column where the chosen assignme
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -34,9 +34,10 @@ def band_distance(pred: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     return np.maximum(np.maximum(lo - pred, pred - hi), 0.0)  # NaN propagates through np.maximum
 
 
-def alike_groups(classes: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Curves with identical classes, each group in curve order (single curves are groups of one)."""
-    groups: dict[tuple[int, ...], list[int]] = {}
+def alike_groups(classes: Sequence[Sequence[Hashable]]) -> list[list[int]]:
+    """Curves with identical classes (or kinds: classes and pen, `ReadingPlan.kinds`), each group in curve order
+    (single curves are groups of one)."""
+    groups: dict[tuple[Hashable, ...], list[int]] = {}
     for k, curve in enumerate(classes):
         groups.setdefault(tuple(curve), []).append(k)
     return list(groups.values())

@@ -22,6 +22,8 @@ The mask (`io.classes`), from the same coverages, so it is exact to the rasteris
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from PIL import Image, ImageFilter
 
@@ -53,6 +55,27 @@ def compose(layers: Layers, log: ForeignLog, rng: np.random.Generator) -> np.nda
     page = (1.0 - erased) * under + erased
     page *= 1.0 - layers.print.astype(np.float32) / 255.0
     return page * _paper(page.shape, rng)
+
+
+def compose_colour(layers: Layers, log: ForeignLog, pens: Sequence[tuple[int, int, int]],
+                   rng: np.random.Generator) -> np.ndarray:
+    """A vendor's colour print: the layers of `compose`, each curve in its pen's RGB, on white; no scanner.
+
+    Per channel, as `compose` per gray level: a curve of coverage c multiplies the channel by
+    1 - c (1 - pen / 255). Paper is one even white (246-255): the print was rasterised, not scanned.
+
+    Shape:
+        Returns (H, W, 3) uint8.
+    """
+    under = np.repeat((1.0 - layers.grid.astype(np.float32) / 255.0)[..., None], 3, axis=2)
+    for coverage, pen in zip(layers.curves, pens, strict=True):
+        tint = 1.0 - np.asarray(pen, dtype=np.float32) / 255.0
+        under *= 1.0 - coverage.astype(np.float32)[..., None] / 255.0 * tint
+    under *= (1.0 - layers.shade.astype(np.float32) / 255.0 * (1.0 - layers.shade_gray))[..., None]
+    under *= (1.0 - layers.flags.astype(np.float32) / 255.0)[..., None]
+    erased = (layers.eraser.astype(np.float32) / 255.0)[..., None]
+    page = ((1.0 - erased) * under + erased) * (1.0 - layers.print.astype(np.float32) / 255.0)[..., None]
+    return np.clip(np.rint(page * rng.uniform(246.0, 255.0)), 0, 255).astype(np.uint8)
 
 
 def scan(page: np.ndarray, bilevel: bool, rng: np.random.Generator) -> np.ndarray:

@@ -28,7 +28,7 @@ from veernet_pipeline.config import EnlargeParams, ExtractParams
 from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.resolution import AS_STORED, Resampling, net_size
-from veernet_pipeline.io.tiff import decode_scan, read_header
+from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.reading.enlarge import ScanReading, read_scan
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.values import rows_to_values
@@ -80,6 +80,7 @@ def digitize_scan(
     max_height: int | None = None,
     source: str = "scan",
     scale: tuple[float, float] = (1.0, 1.0),
+    rgb: np.ndarray | None = None,
 ) -> DigitizedLog:
     """Digitise one scan: every curve the calibration names, or every curve the map supports.
 
@@ -95,6 +96,8 @@ def digitize_scan(
         source: names the scan in errors.
         scale: net pixels per scan pixel along (rows, columns) (`io.resolution.net_scale`): the
             net reads the scan resampled by it, and the rows come back on the scan's own grid.
+        rgb: the scan in colour, for a colour print (`io.tiff.decode_colour`): curves whose sidecar entry
+            names a `colour` are read on their pen's ink (`reading.colour`).
 
     Returns:
         Depth (`calibration.column_depths(W)`, or the column index), one value curve and one
@@ -104,11 +107,11 @@ def digitize_scan(
         ValueError: the track is taller than `max_height`.
 
     Shape:
-        image: (H, W) uint8.
+        image: (H, W) uint8; rgb: (H, W, 3) uint8.
     """
     height, width = image.shape
     check_height(net_size(height, width, scale)[0], max_height, source)
-    scan = read_scan(model, image, calibration, tile_width, tile_overlap, extract, device, scale, max_height)
+    scan = read_scan(model, image, calibration, tile_width, tile_overlap, extract, device, scale, max_height, rgb)
     plan, rows, confidence = scan.reading.plan, scan.reading.rows, scan.reading.confidence
     calib = plan.calibration
     notes = ([] if calib.calibrated else [UNCALIBRATED_NOTE]) + plan.notes
@@ -216,13 +219,13 @@ def digitize_file(
         resampling: a scan at another resolution than the net's is read resampled to it (params.yaml
             `infer.net_dpi`, `infer.untagged_dpi`: `io.resolution`); the default reads it as it is.
     """
-    image = decode_scan(scan)
+    image, rgb = decode_colour(scan)
     dpi = read_header(scan).landscape_dpi
     scale = resampling.scale(dpi)
     sidecar = calibration or find_sidecar(Path(scan))
     calib = Calibration.from_file(sidecar) if sidecar else None
     result = digitize_scan(model, image, calib, tile_width, tile_overlap, extract, max_height=max_height,
-                           source=str(scan), scale=scale)
+                           source=str(scan), scale=scale, rgb=rgb)
     notes = [f"source scan {Path(scan).name}", f"model {model_label}", *resampling.notes(dpi)]
     if sidecar:
         notes.append(f"calibration {Path(sidecar).name}")

@@ -62,6 +62,7 @@ class CurveScale:
     scale: Literal["linear", "log"] = "linear"
     backup_wraps: int = 0
     style: str | None = None
+    colour: str | None = None  # the pen's colour on a colour print (`io.colours`)
 
     def _ends(self) -> tuple[float, float]:
         if self.scale == "log":
@@ -132,7 +133,7 @@ class Calibration:
         except SidecarError as exc:
             raise CalibrationError(f"{source}: {exc}") from exc
         curves = tuple(CurveScale(c.mnemonic, c.unit, c.top_value, c.bottom_value, c.scale,
-                                  c.backup.max_wraps if c.backup else 0, c.style) for c in sidecar.curves)
+                                  c.backup.max_wraps if c.backup else 0, c.style, c.colour) for c in sidecar.curves)
         skew = sidecar.skew
         return cls(sidecar.depth.top, sidecar.depth.bottom, sidecar.depth.unit, curves, dict(sidecar.well),
                    skew_deg=skew.angle_deg if skew else 0.0, skew_pivot=skew.pivot_column if skew else 0.0)
@@ -160,9 +161,11 @@ class Calibration:
     def to_dict(self) -> dict[str, Any]:
         curves = []
         for c in self.curves:
-            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k not in ("backup_wraps", "style")}
+            item: dict[str, Any] = {k: v for k, v in asdict(c).items() if k not in ("backup_wraps", "style", "colour")}
             if c.style is not None:
                 item["style"] = c.style
+            if c.colour is not None:
+                item["colour"] = c.colour
             if c.backup_wraps:
                 item["backup"] = {"mode": "wrap", "max_wraps": c.backup_wraps}
             curves.append(item)

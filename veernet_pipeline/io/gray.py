@@ -120,12 +120,18 @@ def _combine(levels: np.ndarray, layout: Layout) -> np.ndarray:
     return _ink_gray(wide[..., 0], wide[..., 1], wide[..., 2])
 
 
-def _palette(indices: np.ndarray, colormap: np.ndarray) -> np.ndarray:
-    """Palette indices -> gray through an ink-gray table of the colormap; an index past its end reads the last."""
+def _palette_rgb(colormap: np.ndarray) -> np.ndarray:
+    """A colormap as 0..255 RGB entries. Shape: (3, N) as stored -> (3, N) uint32."""
     cmap = np.asarray(colormap, dtype=np.uint32)
     if cmap.max(initial=0) > 255:
         cmap = (cmap * 255 + 32767) // 65535  # 16-bit entries, as the TIFF spec stores them
     # Some writers put 8-bit entries in the 16-bit field: then they are used as they are.
+    return cmap
+
+
+def _palette(indices: np.ndarray, colormap: np.ndarray) -> np.ndarray:
+    """Palette indices -> gray through an ink-gray table of the colormap; an index past its end reads the last."""
+    cmap = _palette_rgb(colormap)
     table = _ink_gray(cmap[0], cmap[1], cmap[2])
     return np.take(table, indices, mode="clip")
 
@@ -161,4 +167,39 @@ def to_gray(samples: np.ndarray, layout: Layout) -> np.ndarray:
     for start in range(0, samples.shape[0], BLOCK_ROWS):
         block = samples[start:start + BLOCK_ROWS]
         out[start:start + BLOCK_ROWS] = _combine(_levels(block, bits, value_range), layout)
+    return out
+
+
+def is_colour(layout: Layout, samples: np.ndarray) -> bool:
+    """Whether a page holds colour `to_rgb` can give: RGB (or JPEG's YCbCr as RGB), CMYK or a palette."""
+    kind = layout.photometric
+    return (kind in ("rgb", "palette") or (kind == "ycbcr" and layout.ycbcr_as_rgb)
+            or (kind == "separated" and samples.ndim == 3))
+
+
+def to_rgb(samples: np.ndarray, layout: Layout) -> np.ndarray:
+    """Decoded samples of a colour page (`is_colour`) -> RGB, for the reading's pens (`reading.colour`).
+
+    Levels are read as `to_gray` reads them; CMYK goes to RGB as `to_gray` takes it, a palette through its
+    colormap. Raw YCbCr is not colour here: its Y is read, as a gray page.
+
+    Raises:
+        ValueError: the page is not colour.
+
+    Shape:
+        samples: (H, W) or (H, W, S). Returns (H, W, 3) uint8.
+    """
+    if not is_colour(layout, samples):
+        raise ValueError(f"a {layout.photometric} page with samples {samples.shape} holds no colour to read")
+    if layout.photometric == "palette":
+        cmap = _palette_rgb(layout.colormap).T.astype(np.uint8)
+        return np.take(cmap, samples[..., 0] if samples.ndim == 3 else samples, axis=0, mode="clip")
+    value_range = _value_range(samples) if samples.dtype.kind in "if" else None
+    out = np.empty((*samples.shape[:2], 3), dtype=np.uint8)
+    for start in range(0, samples.shape[0], BLOCK_ROWS):
+        levels = _levels(samples[start:start + BLOCK_ROWS], layout.bits, value_range)
+        if layout.photometric == "separated":
+            wide = levels[..., :4].astype(np.uint32)
+            levels = ((255 - wide[..., :3]) * (255 - wide[..., 3:4]) + 127) // 255
+        out[start:start + BLOCK_ROWS] = levels[..., :3]
     return out

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from veernet_pipeline.io.classes import STYLES
+from veernet_pipeline.io.colours import parse_colour
 
 # Beyond this the scan is turned, not skewed; the renderer stays within 1 degree.
 MAX_SKEW_DEG = 45.0
@@ -57,6 +58,13 @@ class Curve(_Part):
     backup: Backup | None = None
     # The line style the log header's legend draws it in; None keeps the seeds' convention.
     style: str | None = None
+    # The colour a colour print draws it in (io.colours: a name or #rrggbb); None reads it by style alone.
+    colour: str | None = None
+
+    @field_validator("colour")
+    @classmethod
+    def _known_colour(cls, colour: str | None) -> str | None:
+        return None if colour is None else parse_colour(colour)
 
     @field_validator("style")
     @classmethod

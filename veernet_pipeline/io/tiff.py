@@ -32,7 +32,7 @@ import numpy as np
 import tifffile
 
 from veernet_pipeline.io.atomic import atomic_path
-from veernet_pipeline.io.gray import Layout, to_gray
+from veernet_pipeline.io.gray import Layout, is_colour, to_gray, to_rgb
 from veernet_pipeline.io.scan_errors import (
     TOO_LARGE,
     TRUNCATED,
@@ -43,7 +43,7 @@ from veernet_pipeline.io.scan_errors import (
 )
 
 __all__ = ["TOO_LARGE", "TRUNCATED", "UNREADABLE", "UNSUPPORTED", "ScanReadError", "TiffHeader", "check_budget",
-           "decode_scan", "read_header", "unsupported_reason", "write_tiff"]
+           "decode_colour", "decode_scan", "read_header", "unsupported_reason", "write_tiff"]
 
 # Pages beyond this many directories are not examined: the count is then a lower bound, far past
 # any `validate.max_pages`.
@@ -293,6 +293,25 @@ def decode_scan(path: Path | str, max_pixels: int | None = None) -> np.ndarray:
     Raises:
         ScanReadError: ``unreadable``, ``truncated``, ``unsupported`` or ``too_large`` (see the message).
     """
+    return _decode(path, max_pixels, colour=False)[0]
+
+
+def decode_colour(path: Path | str, max_pixels: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """A scan's gray (as `decode_scan` gives it) and, for a colour page, its RGB in the same orientation.
+
+    Returns:
+        ``(gray, rgb)``; rgb None for a gray or 1-bit page (`io.gray.is_colour`).
+
+    Shape:
+        gray (H, W) uint8; rgb (H, W, 3) uint8, both landscape.
+
+    Raises:
+        ScanReadError: as `decode_scan`.
+    """
+    return _decode(path, max_pixels, colour=True)
+
+
+def _decode(path: Path | str, max_pixels: int | None, colour: bool) -> tuple[np.ndarray, np.ndarray | None]:
     path = Path(path)
     with _opened(path) as tif:
         header, page = _header(tif, path)
@@ -304,10 +323,12 @@ def decode_scan(path: Path | str, max_pixels: int | None = None) -> np.ndarray:
         raw = _decode_page(page, header, path)
         colormap = page.colormap if header.photometric == "palette" else None
         layout = Layout(header.photometric, header.bits, colormap, header.compression in _JPEG_COMPRESSIONS)
+    rgb = to_rgb(raw, layout) if colour and is_colour(layout, raw) else None
     image = to_gray(raw, layout)
     if header.rotated:
         image = np.rot90(image, k=1)
-    return np.ascontiguousarray(image)
+        rgb = None if rgb is None else np.rot90(rgb, k=1)
+    return np.ascontiguousarray(image), None if rgb is None else np.ascontiguousarray(rgb)
 
 
 def write_tiff(

@@ -11,7 +11,9 @@ candidate slots. Each run keeps what the path search and the row read need:
   reads where the run is no taller than the stroke is wide: where two curves of different styles
   cross, their ink forms one run, and each curve's centre stays on its own pixels;
 - its peak curve-ink probability and, per requested curve, the share of the run's curve ink
-  that is that curve's classes (the curve's own evidence).
+  that is that curve's classes (the curve's own evidence); on a colour print whose sidecar names
+  pens, the share of it that is also the curve's pen's colour (`reading.colour`), which its centre
+  is weighted by too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from veernet_pipeline.reading.colour import pen_membership
 
 EPS = 1e-6
 
@@ -47,7 +51,8 @@ class Candidates:
 
 
 def find_candidates(
-    probs: np.ndarray, classes: Sequence[Sequence[int]], max_candidates: int, min_confidence: float
+    probs: np.ndarray, classes: Sequence[Sequence[int]], max_candidates: int, min_confidence: float,
+    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (),
 ) -> Candidates:
     """The heaviest runs of curve ink in every column, and each curve's share of them.
 
@@ -56,9 +61,11 @@ def find_candidates(
         classes: per requested curve, the channels that are evidence of its ink (`reading.styles.curve_classes`).
         max_candidates: runs kept per column (by probability mass).
         min_confidence: a pixel is curve ink where the summed probability of every curve's classes reaches this.
+        rgb: the colour print on the same grid, or None (a gray scan: shares by style alone).
+        colours: with `rgb`, per curve its pen (`io.colours`) or None; empty = none named.
 
     Shape:
-        probs: (C, H, W). Returns `Candidates` with M = max_candidates and K = len(classes).
+        probs: (C, H, W); rgb: (H, W, 3) uint8. Returns `Candidates` with M = max_candidates and K = len(classes).
     """
     n_channels, height, width = probs.shape
     union = sorted({c for curve in classes for c in curve})
@@ -87,6 +94,11 @@ def find_candidates(
     first = starts[inside]
     top = np.bincount(keys[first], weights=y[first], minlength=size).reshape(width, n_runs)
     curve_ink = [np.sum([probs[c][inside] for c in curve], axis=0, dtype=np.float64) for curve in classes]
+    if rgb is not None and any(c is not None for c in colours):
+        if rgb.shape != (height, width, 3):
+            raise ValueError(f"the colour print is {rgb.shape}, not the map's (H, W, 3) = {(height, width, 3)}")
+        curve_ink = [weights * pen for weights, pen in zip(curve_ink, pen_membership(rgb[inside], colours),
+                                                           strict=True)]
     curve_mass = [per_run(weights) for weights in curve_ink]
     curve_moment = [per_run(weights * y) for weights in curve_ink]
     peak = np.zeros((width, n_runs))

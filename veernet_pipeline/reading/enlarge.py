@@ -70,7 +70,7 @@ class ScanReading:
 def read_scan(
     model: nn.Module, image: np.ndarray, calibration: Calibration | None, tile_width: int, tile_overlap: int,
     extract: ExtractParams, device: str = "cpu", scale: tuple[float, float] = (1.0, 1.0),
-    max_height: int | None = None,
+    max_height: int | None = None, rgb: np.ndarray | None = None,
 ) -> ScanReading:
     """Read a scan at `scale`, and again enlarged by `extract.enlarge.factor` where a named curve is missing.
 
@@ -83,11 +83,12 @@ def read_scan(
         device: torch device of the model.
         scale: net pixels per scan pixel (`io.resolution.net_scale`); the enlargement multiplies it.
         max_height: tallest track the net reads (`infer.max_height`): an enlargement taller is not read.
+        rgb: the scan in colour when it is a colour print (`io.tiff.decode_colour`), for the pens the sidecar names.
 
     Shape:
-        image: (H, W) uint8.
+        image: (H, W) uint8; rgb: (H, W, 3) uint8.
     """
-    raw, probs, reading = read_at(model, image, calibration, tile_width, tile_overlap, extract, device, scale)
+    raw, probs, reading = read_at(model, image, calibration, tile_width, tile_overlap, extract, device, scale, rgb)
     enlarge = extract.enlarge
     if calibration is None or probs.shape[0] != NUM_CLASSES:
         return ScanReading(raw, reading, scale, ())
@@ -97,7 +98,7 @@ def read_scan(
     if missing == 0 or enlarge.factor <= 1.0 or too_tall:
         return ScanReading(raw, reading, scale, (missing,))
     _, probs_larger, reading_larger = read_at(model, image, calibration, tile_width, tile_overlap, extract, device,
-                                              larger)
+                                              larger, rgb)
     missing_larger = missing_curves(probs_larger, reading_larger.plan.classes, enlarge.below)
     log.info("%d named curve(s) barely show at scale %.3g, %d enlarged %.3g times", missing, scale[0],
              missing_larger, enlarge.factor)
@@ -107,14 +108,15 @@ def read_scan(
 
 def read_at(model: nn.Module, image: np.ndarray, calibration: Calibration | None, tile_width: int,
             tile_overlap: int, extract: ExtractParams, device: str, scale: tuple[float, float],
-            ) -> tuple[np.ndarray, np.ndarray, TrackReading]:
+            rgb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, TrackReading]:
     """The net's map on its grid at `scale`, that map on the style classes, and the track read off it with
-    rows on the scan's grid."""
+    rows on the scan's grid (a colour print's `rgb` resampled with it)."""
     resampled = scale != (1.0, 1.0)
     net_image = to_net_grid(image, scale) if resampled else image
     raw = predict_probs(model, net_image, tile_width, tile_overlap, device, mirror=extract.mirror)
     probs = as_style_probs(raw)
-    reading = read_track(probs, calibration, extract)
+    net_rgb = to_net_grid(rgb, scale) if resampled and rgb is not None else rgb
+    reading = read_track(probs, calibration, extract, net_rgb)
     if not resampled:
         return raw, probs, reading
     rows, confidence = to_scan_grid(reading.rows, reading.confidence, scale, image.shape[1])

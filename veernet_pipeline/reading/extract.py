@@ -34,7 +34,7 @@ does. So do we (docs/reading.md):
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -66,7 +66,8 @@ def default_classes(n_channels: int) -> list[tuple[int, ...]]:
 
 
 def trace_curves(
-    probs: np.ndarray, params: ExtractParams, classes: Sequence[Sequence[int]] | None = None
+    probs: np.ndarray, params: ExtractParams, classes: Sequence[Sequence[int]] | None = None,
+    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rows and confidences of every requested curve along the best paths.
 
@@ -74,6 +75,9 @@ def trace_curves(
         probs: class probabilities: the style classes of `io.classes` (C = 7) or a binary map (C = 2).
         params: path-search knobs (params.yaml `extract:`).
         classes: per curve, the channels that are its evidence; default one curve for a binary map.
+        rgb: a colour print on the map's grid, whose pens `colours` names per curve (None each where not named):
+            a curve's evidence is then its classes' ink in its pen's colour (`reading.colour`), and curves of
+            one style but different pens are not drawn alike. None, or no pen named: by style alone.
 
     Returns:
         `(rows, confidence)`: subpixel rows (pixel centre at row + 0.5), NaN where a curve is
@@ -82,7 +86,7 @@ def trace_curves(
         (`run_holders`), 0 where the curve was absent or bridged.
 
     Shape:
-        probs: (C, H, W). rows, confidence: (K, W), K = len(classes).
+        probs: (C, H, W); rgb: (H, W, 3) uint8. rows, confidence: (K, W), K = len(classes).
     """
     probs = np.asarray(probs)
     if probs.ndim != 3 or probs.shape[0] not in (2, NUM_CLASSES):
@@ -94,7 +98,9 @@ def trace_curves(
     confidence = np.zeros((len(classes), width))
     if not classes:
         return out_rows, confidence
-    cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence)
+    colours = tuple(colours) or (None,) * len(classes)
+    kinds = list(zip(classes, colours, strict=True))  # curves of one kind are drawn alike: nothing tells them apart
+    cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence, rgb, colours)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
     # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
     emission, steps = emissions(cands, params), functools.cache(lambda: joint_steps(cands, params, height))
@@ -104,7 +110,7 @@ def trace_curves(
         if extra.any():
             emission = emission + extra
             states = read_states(cands, classes, params, height, emission, steps)
-    typical = reread_by_height(cands, classes, params, emission, steps, states)
+    typical = reread_by_height(cands, classes, kinds, params, emission, steps, states)
     m = params.max_candidates
     holders = run_holders(states, m)
     for k in range(len(classes)):
@@ -115,10 +121,10 @@ def trace_curves(
     for k in range(len(classes)):
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
     # Across joint absences first, then at contacts: each swaps whole tails, so neither undoes the other.
-    pairs = alike_pairs(classes, typical)
+    pairs = alike_pairs(kinds, typical)
     rejoin(out_rows, confidence, pairs)
     untangle(out_rows, confidence, pairs)
-    order = same_class_order(out_rows, classes)
+    order = same_class_order(out_rows, kinds)
     return out_rows[order], confidence[order]
 
 
@@ -139,8 +145,8 @@ def run_holders(states: np.ndarray, absent: int) -> np.ndarray:
     return same.sum(axis=1)
 
 
-def same_class_order(rows: np.ndarray, classes: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """Curve order in which curves of identical classes are sorted by mean row, top first; others keep their place.
+def same_class_order(rows: np.ndarray, classes: Sequence[Hashable]) -> np.ndarray:
+    """Curve order in which curves of identical classes (or kinds) are sorted by mean row, top first; others stay.
 
     Nothing in the picture says which of two curves drawn alike is which mnemonic, so the reading
     states a rule an operator can check against the sidecar: the higher of two curves drawn alike
@@ -205,9 +211,10 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height)
 
 
-def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams,
-                     emission: np.ndarray, steps: Callable[[], JointSteps], states: np.ndarray) -> np.ndarray:
-    """Read every group of curves drawn alike again, each curve now charged for runs unlike its own (`run_heights`).
+def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], kinds: Sequence[Hashable],
+                     params: ExtractParams, emission: np.ndarray, steps: Callable[[], JointSteps],
+                     states: np.ndarray) -> np.ndarray:
+    """Read every group of curves drawn alike (one kind) again, each now charged for runs unlike its own.
 
     The first reading (`states`) gives each curve its typical run height; a group whose curves
     differ in it is searched again with `height_emission` added, `height_weight` per px of
@@ -221,7 +228,7 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], para
     if params.height_weight <= 0:
         return typical
     for group in curve_groups(classes):
-        if len(group) < 2 or len({classes[k] for k in group}) > 1:
+        if len(group) < 2 or len({kinds[k] for k in group}) > 1:
             continue
         typical[group] = typical_heights(cands, states[group])
         extra = height_emission(cands, typical[group], params.height_weight)

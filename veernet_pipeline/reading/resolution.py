@@ -24,10 +24,11 @@ def to_net_grid(image: np.ndarray, scale: tuple[float, float]) -> np.ndarray:
     scan of that resolution would be), bilinear where it grows.
 
     Shape:
-        image: (H, W) uint8. Returns (round(H * scale[0]), round(W * scale[1])) uint8, each side at least 1.
+        image: (H, W) uint8, or (H, W, 3) for a colour print. Returns (round(H * scale[0]), round(W * scale[1]))
+        uint8 (with its 3 channels), each side at least 1.
     """
-    height, width = net_size(*image.shape, scale)
-    shrinks = height * width < image.size
+    height, width = net_size(*image.shape[:2], scale)
+    shrinks = height * width < image.shape[0] * image.shape[1]
     return np.asarray(Image.fromarray(image).resize((width, height), Image.BOX if shrinks else Image.BILINEAR))
 
 

@@ -128,6 +128,21 @@ class ReadingPlan:
     labels: list[str]
     notes: list[str]
 
+    @property
+    def colours(self) -> list[str | None]:
+        """Each read curve's pen on a colour print (`io.colours`), None where the sidecar names none.
+
+        A binary map reads one curve, whatever the sidecar names: it has no pen.
+        """
+        if len(self.classes) != len(self.calibration.curves):
+            return [None] * len(self.classes)
+        return [c.colour for c in self.calibration.curves]
+
+    @property
+    def kinds(self) -> list[tuple[tuple[int, ...], str | None]]:
+        """What tells each curve apart: its classes and its pen. Curves of one kind are drawn alike."""
+        return list(zip(self.classes, self.colours, strict=True))
+
 
 def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams) -> ReadingPlan:
     """The curves to read: the sidecar's (all of them), or those the map supports in track units.

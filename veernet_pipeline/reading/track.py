@@ -30,18 +30,21 @@ class TrackReading:
     confidence: np.ndarray
 
 
-def read_track(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams) -> TrackReading:
+def read_track(probs: np.ndarray, calibration: Calibration | None, params: ExtractParams,
+               rgb: np.ndarray | None = None) -> TrackReading:
     """Read every curve the sidecar names (or the map supports) along the best paths.
 
     Args:
         probs: class probabilities on the style classes (`styles.as_style_probs`) or a binary map.
         calibration: the scan's sidecar, or None for track units.
         params: path-search knobs (params.yaml `extract:`).
+        rgb: the scan in colour on the map's grid, when it is a colour print: curves whose sidecar entry names
+            a `colour` are read on their pen's ink (`reading.colour`). None: by style alone.
 
     Shape:
-        probs: (C, H, W), C in (2, 7).
+        probs: (C, H, W), C in (2, 7); rgb: (H, W, 3) uint8.
     """
     plan = plan_reading(probs, calibration, params)
-    rows, confidence = trace_curves(probs, params, plan.classes)
+    rows, confidence = trace_curves(probs, params, plan.classes, rgb, plan.colours)
     again = read_thick_thin(probs, plan, confidence, params)
     return TrackReading(plan, rows, confidence) if again is None else TrackReading(*again)

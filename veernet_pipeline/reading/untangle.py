@@ -9,7 +9,7 @@ lines can settle (also for `reading.rejoin`, which decides across a stretch wher
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -25,8 +25,8 @@ CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or
 STEADY_PX = 8.0
 
 
-def alike_pairs(classes: Sequence[tuple[int, ...]], typical: np.ndarray) -> list[tuple[int, int]]:
-    """Pairs of curves drawn alike whose identities only their lines can settle (`untangle`, `rejoin`).
+def alike_pairs(classes: Sequence[Hashable], typical: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs of curves drawn alike (identical classes, or kinds) whose identities only their lines can settle.
 
     Curves whose run heights differ were kept apart by them in the search (`reread_by_height`): lines do not
     overrule it.
