@@ -17,6 +17,7 @@ from veernet_pipeline.foreign.dataset import FOREIGN_DIR, VENDOR_PENS, write_for
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.io.colours import colour_rgb, parse_colour
+from veernet_pipeline.io.scanfile import decode_step
 from veernet_pipeline.io.sets import read_split
 from veernet_pipeline.io.tiff import decode_colour, decode_scan
 from veernet_pipeline.reading.colour import pen_membership
@@ -59,6 +60,19 @@ def test_a_colour_page_decodes_to_gray_and_rgb_in_one_orientation(tmp_path: Path
     np.testing.assert_array_equal(decode_colour(tmp_path / "palette.tif")[1][0], [[0, 0, 0], [255, 0, 0]])
     tifffile.imwrite(tmp_path / "gray.tif", np.full((4, 8), 200, np.uint8))
     assert decode_colour(tmp_path / "gray.tif")[1] is None
+
+
+def test_ingest_keeps_a_colour_print_in_colour_and_a_gray_scan_gray(tmp_path: Path) -> None:
+    rgb = np.full((30, 60, 3), 250, np.uint8)
+    rgb[10, :] = (214, 39, 40)
+    tifffile.imwrite(tmp_path / "print.tif", rgb, photometric="rgb", compression="lzw")
+    tifffile.imwrite(tmp_path / "scan.tif", rgb[..., 1])
+    for name, colour in (("print.tif", rgb), ("scan.tif", None)):
+        target = tmp_path / f"decoded-{name}"
+        stats = decode_step(str(tmp_path / name), name, str(target), 10**6)
+        gray, kept = decode_colour(target)
+        np.testing.assert_array_equal(gray, decode_scan(tmp_path / name))  # the same gray as the scan decodes to
+        assert stats["ink_share"] > 0 and (kept is None if colour is None else np.array_equal(kept, colour))
 
 
 def test_ink_goes_to_the_pen_whose_colour_it_is_and_black_to_no_named_pen() -> None:

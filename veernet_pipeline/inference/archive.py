@@ -37,7 +37,7 @@ from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves
 from veernet_pipeline.io.manifest import sidecar_path
 from veernet_pipeline.io.resolution import Resampling
-from veernet_pipeline.io.tiff import decode_scan, read_header
+from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 
@@ -180,13 +180,13 @@ def _digitize_one(
     """Decode, digitise and write one scan's QC PNG and LAS; return what was written."""
     if not row.decoded:
         raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
-    image = decode_scan(ingested_dir / row.decoded)
+    image, rgb = decode_colour(ingested_dir / row.decoded)  # a colour print is kept in colour by ingest
     resampling, dpi = Resampling.from_params(infer), read_header(ingested_dir / row.decoded).landscape_dpi
     scale = resampling.scale(dpi)
     sidecar = sidecar_path(row.calibration, row.page_file, raw_dir, ingested_dir)  # a page's strip: beside it
     calibration = Calibration.from_file(sidecar) if row.calibration else None
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
-                           max_height=infer.max_height, source=row.path, scale=scale)
+                           max_height=infer.max_height, source=row.path, scale=scale, rgb=rgb)
     write_digitized(result, image, las_path, qc_path,
                     [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}", *resampling.notes(dpi)])
     return result

@@ -32,7 +32,14 @@ import numpy as np
 
 from veernet_pipeline.io.resolution import Resampling, net_size
 from veernet_pipeline.io.scan_errors import TOO_LARGE, UNREADABLE, UNSUPPORTED, ScanReadError
-from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_scan, read_header, unsupported_reason, write_tiff
+from veernet_pipeline.io.tiff import (
+    TiffHeader,
+    check_budget,
+    decode_colour,
+    read_header,
+    unsupported_reason,
+    write_tiff,
+)
 from veernet_pipeline.provenance import file_sha256
 
 # Gray levels below this count as ink for `ink_share`: the middle of the 8-bit range.
@@ -164,14 +171,21 @@ def header_step(path: str, rel: str, rules: ReadRules) -> dict[str, Any]:
 def decode_step(path: str, rel: str, target: str, max_pixels: int) -> dict[str, Any]:
     """Decode the file to an 8-bit landscape TIFF at `target` (kept if already there) and measure it.
 
+    A colour page is kept in colour (RGB), so the reading can take each curve's pen (`reading.colour`); it
+    decodes to the same gray again (`io.gray`). Its statistics are its gray's.
+
     Returns:
         ``paper_level`` and ``ink_share``, or the error columns.
     """
     try:
-        image = decode_scan(path, max_pixels)
+        image, rgb = decode_colour(path, max_pixels)
         if not Path(target).is_file():  # content-addressed: the same bytes decode to the same image
             # The copy keeps the scan's resolution: inference resamples to the net's (reading/resolution.py).
-            write_tiff(target, image, dpi=read_header(path).decoded_dpi)
+            dpi = read_header(path).decoded_dpi
+            if rgb is None:
+                write_tiff(target, image, dpi=dpi)
+            else:
+                write_tiff(target, rgb, photometric="rgb", dpi=dpi)
         return image_statistics(image)
     except Exception as exc:  # noqa: BLE001 - as in header_step
         return failure_fields(rel, exc)

@@ -6,7 +6,8 @@ archives), and `files_schema` states what must hold of them:
 
 - the decoded scan opens and its image data lies within the file (`tiff.read_header`; a missing or
   cut-short file fails here, with the reason);
-- it is one page of one ``uint8`` sample per pixel: the pipeline's decoded-scan convention;
+- it is one page of ``uint8`` samples, one per pixel (gray) or three (a colour print kept in colour for
+  its pens: `io.scanfile.decode_step`): the pipeline's decoded-scan convention;
 - its stored shape equals the row's (height, width), and it is landscape (width >= height);
 - ``path`` and ``sha256`` are unique across the rows;
 - a ``calibration`` sidecar a row names exists in the archive (a page's strip: beside its decoded copy).
@@ -85,7 +86,8 @@ def files_schema() -> pa.DataFrameSchema:
             "sha256": pa.Column(str, unique=True),
             "decoded_error": pa.Column(str, pa.Check(lambda error: error.eq(""), name="is_empty")),
             "decoded_pages": pa.Column("Int64", pa.Check.equal_to(1), nullable=True),
-            "decoded_samples": pa.Column("Int64", pa.Check.equal_to(1), nullable=True),
+            # One gray sample, or a colour print's three (kept in colour for its pens: io.scanfile.decode_step).
+            "decoded_samples": pa.Column("Int64", pa.Check.isin([1, 3]), nullable=True),
             "decoded_dtype": pa.Column("string", pa.Check.equal_to("uint8"), nullable=True),
             "calibration_found": pa.Column(bool, pa.Check.equal_to(True)),
         },
