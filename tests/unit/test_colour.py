@@ -153,3 +153,12 @@ def test_the_foreign_renderer_prints_in_colour_with_the_pens_named(tmp_path: Pat
     for row in read_split(tmp_path / "plain" / FOREIGN_DIR, "test").itertuples():
         sidecar = json.loads((tmp_path / "plain" / FOREIGN_DIR / row.calibration).read_text())
         assert all("colour" not in c for c in sidecar["curves"]) and "colour" not in row.features.split(",")
+
+
+def test_the_benchmark_s_luma_is_the_gray_a_colour_page_decoded_to_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "benchmarks"))
+    from colour import luma  # benchmarks/colour.py
+
+    # BT.601 by hand: yellow 0.299 * 255 + 0.587 * 255 = 226.0; red (220, 0, 0) 65.8 -> 66; gray 128 stays.
+    np.testing.assert_array_equal(luma(np.array([[[255, 255, 0], [220, 0, 0], [128, 128, 128]]], np.uint8)),
+                                  [[226, 66, 128]])
