@@ -22,6 +22,7 @@ from veernet_pipeline.io.sets import read_split
 from veernet_pipeline.io.tiff import decode_colour, decode_scan
 from veernet_pipeline.reading.colour import pen_membership
 from veernet_pipeline.reading.extract import trace_curves
+from veernet_pipeline.reading.track import read_track
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 SOLID = style_class("solid")
@@ -122,6 +123,23 @@ def test_curves_of_one_style_in_two_pens_are_read_as_named(test_settings: Settin
     # Named the other way round, the reading follows the names: the lines come back swapped.
     swapped, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)], rgb, ["blue", "red"])
     assert np.abs(swapped[:, apart] - expected[::-1, apart]).max() <= 1.0
+
+
+def test_the_seeds_two_solid_lines_are_told_apart_by_pens_when_the_sidecar_names_them(test_settings: Settings
+                                                                                       ) -> None:
+    # No style named (the seeds' sidecar: A solid, B broken), but B finds no broken ink: two solid lines are read
+    # again, and their pens, not their widths or rows, say which is A.
+    probs, rgb, truths = _two_solid_pens()
+    calibration = Calibration.from_dict({"depth": {"top": 0, "bottom": 1}, "curves": [
+        {"mnemonic": "GR", "top_value": 0, "bottom_value": 1, "colour": "red"},
+        {"mnemonic": "SP", "top_value": 0, "bottom_value": 1, "colour": "blue"}]})
+    reading = read_track(probs, calibration, test_settings.extract, rgb)
+    expected = np.stack([centre(t) for t in truths])
+    apart = np.abs(expected[0] - expected[1]) >= 6
+    assert np.abs(reading.rows[:, apart] - expected[:, apart]).max() <= 1.0
+    assert "told apart by their pens (red, blue)" in reading.plan.notes[-1]
+    without = read_track(probs, calibration, test_settings.extract)  # the gray scan: the higher line is A
+    assert np.nanmax(np.abs(without.rows[:, apart] - expected[:, apart])) > 6
 
 
 def test_curves_told_apart_by_pen_are_scored_as_labelled() -> None:

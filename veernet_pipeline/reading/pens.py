@@ -68,8 +68,8 @@ def pen_widths(cands: Candidates, rows: np.ndarray) -> np.ndarray:
     return widths
 
 
-def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray, params: ExtractParams
-                    ) -> tuple[ReadingPlan, np.ndarray, np.ndarray] | None:
+def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray, params: ExtractParams,
+                    rgb: np.ndarray | None = None) -> tuple[ReadingPlan, np.ndarray, np.ndarray] | None:
     """Read the track again as thick (A) vs thin (B) solid lines where the seeds' broken B found no ink.
 
     Args:
@@ -77,6 +77,8 @@ def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray
         plan: the reading plan (`styles.plan_reading`).
         confidence: the first reading's confidences (`extract.trace_curves`).
         params: path-search knobs.
+        rgb: a colour print on the map's grid: where the sidecar names A's and B's pens, they tell the two solid
+            lines apart instead of their widths (`reading.colour`).
 
     Returns:
         None where the plan is not the seeds' convention (solid A, broken B, no style named), B was
@@ -99,13 +101,18 @@ def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray
     if two_solid < params.min_support:
         return None
     classes = [SOLID, SOLID, *plan.classes[2:]]
-    rows, confidence = trace_curves(probs, params, classes)  # the two solid lines, the higher first
+    coloured = rgb is not None and None not in plan.colours[:2]
+    # The two solid lines: each on its pen's ink where both are named, else the higher first.
+    rows, confidence = trace_curves(probs, params, classes, rgb, plan.colours)
     widths = pen_widths(solid, rows[:2])
     name = plan.calibration.curves[1].mnemonic
     found = (f"{name} (curve B; the sidecar names no style, so a broken line) found broken ink in {read:.0%} of "
              f"columns, but the map shows two solid lines in {two_solid:.0%}")
     fix = 'name each curve\'s "style" in the sidecar (docs/reading.md) to read them otherwise'
-    if np.all(np.isfinite(widths)) and abs(widths[0] - widths[1]) >= MIN_WIDTH_DIFFERENCE:
+    if coloured:
+        note = f"{found}: read as two solid lines told apart by their pens ({', '.join(plan.colours[:2])}); {fix}"
+        plan_classes, labels = classes, ["solid", "solid"]
+    elif np.all(np.isfinite(widths)) and abs(widths[0] - widths[1]) >= MIN_WIDTH_DIFFERENCE:
         order = np.array([int(np.argmax(widths)), int(np.argmin(widths)), *range(2, rows.shape[0])])
         rows, confidence = rows[order], confidence[order]
         note = (f"{found}: read as thick (A, {widths.max():.1f} px) vs thin (B, {widths.min():.1f} px) solid "

@@ -46,5 +46,5 @@ def read_track(probs: np.ndarray, calibration: Calibration | None, params: Extra
     """
     plan = plan_reading(probs, calibration, params)
     rows, confidence = trace_curves(probs, params, plan.classes, rgb, plan.colours)
-    again = read_thick_thin(probs, plan, confidence, params)
+    again = read_thick_thin(probs, plan, confidence, params, rgb)
     return TrackReading(plan, rows, confidence) if again is None else TrackReading(*again)
