@@ -1,7 +1,7 @@
 """Whole-page digitising: layout detection on rendered pages, and page -> per-well LAS against the native curves.
 
-    python benchmarks/pages.py [--pages 60] [--wide-pages 20] [--digitize-pages 4] [--model DIR|models:/URI]
-                               [--out DIR] [--sheet PNG]
+    python benchmarks/pages.py [--pages 60] [--wide-pages 20] [--digitize-pages 4] [--curves MIN MAX]
+                               [--model DIR|models:/URI] [--out DIR] [--sheet PNG]
 
 Detection (`veernet layout`'s `detect_layout`) on rendered pages (`synthetic.page`, default
 shapes: 2-3 tracks of 450-1,000 px, a main section of 4,000-12,000 rows, a repeat section on 60 %,
@@ -16,7 +16,9 @@ or track-header band, when at least 90 % of its rows lie in bands found not to b
 Digitising: each of the first `--digitize-pages` pages goes through `inference.page.digitize_page`
 (cut by the layout, each strip read by `digitize_scan`, tracks merged per section) and the LAS
 values are compared with the page's native curves in track units (`curve_metrics`: R^2, MAE),
-per curve. Readers: the oracle, a per-pixel net that reads the page's true class mask (so the
+per curve, and summarised per reader and layout, per style (the layout's legend) and per number of curves
+in the track. `--curves` sets how many curves a default page's track holds (1-2 unless given; real tracks
+hold two to five). Readers: the oracle, a per-pixel net that reads the page's true class mask (so the
 geometry, calibration and merging are tested apart from any trained net), and a trained VeerNet on
 the page's pixels: `--model` (a folder or a `models:/` URI), else the registered `infer.model_uri`
 when the project's tracking store holds it. Without one, the JSON's `model` says that only the
@@ -192,7 +194,8 @@ def score_digitized(page: SyntheticPage, layout: Layout, model: nn.Module, image
             pred = _track_units(read, curve) if read is not None else np.full(true.shape, np.nan)
             scores = curve_metrics(pred, true_units)
             rows.append({"section": truth.section, "track": truth.track, "curve": curve.mnemonic,
-                         "class": k + 1, "scale": curve.scale, "r2": scores["r2"], "mae": scores["mae"],
+                         "class": k + 1, "scale": curve.scale, "style": curve.style or "none",
+                         "track_curves": len(true_track.curves), "r2": scores["r2"], "mae": scores["mae"],
                          "coverage": scores["coverage"]})
     return rows
 
@@ -235,6 +238,10 @@ def detection_table(summaries: dict[str, dict[str, Any]]) -> str:
     return markdown_table(header, rows, right={1})
 
 
+def _median_r2(rows: list[dict[str, Any]]) -> str:
+    return f"{np.nanmedian([r['r2'] for r in rows]):.3f} ({len(rows)})" if rows else ""
+
+
 def digitizing_table(rows: list[dict[str, Any]]) -> str:
     header = ["Reader", "Layout", "Curves", "R² median", "R² p10", "MAE median", "MAE p90", "Coverage median"]
     out = []
@@ -247,6 +254,20 @@ def digitizing_table(rows: list[dict[str, Any]]) -> str:
             out.append([reader, layout, str(len(picked)), f"{np.nanmedian(r2):.4f}", f"{np.nanpercentile(r2, 10):.4f}",
                         f"{np.nanmedian(mae):.4f}", f"{np.nanpercentile(mae, 90):.4f}", f"{np.nanmedian(cover):.3f}"])
     return markdown_table(header, out, right={2, 3, 4, 5, 6, 7})
+
+
+def breakdown_table(rows: list[dict[str, Any]]) -> str:
+    """Median R² (curves) per style the layout names and per number of curves in the track."""
+    styles = sorted({r["style"] for r in rows})
+    counts = sorted({r["track_curves"] for r in rows})
+    header = ["Reader", "Layout", *styles, *(f"tracks of {n}" for n in counts)]
+    out = []
+    for reader in dict.fromkeys(r["reader"] for r in rows):
+        for layout in dict.fromkeys(r["layout"] for r in rows if r["reader"] == reader):
+            picked = [r for r in rows if r["reader"] == reader and r["layout"] == layout]
+            out.append([reader, layout, *(_median_r2([r for r in picked if r["style"] == s]) for s in styles),
+                        *(_median_r2([r for r in picked if r["track_curves"] == n]) for n in counts)])
+    return markdown_table(header, out, right=set(range(2, len(header))))
 
 
 def contact_sheet(path: Path, pages: list[SyntheticPage], height: int = 1400) -> None:
@@ -288,6 +309,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--pages", type=int, default=60, help="rendered pages of the default shape (detection)")
     parser.add_argument("--wide-pages", type=int, default=20, help="rendered pages of 4-5 tracks (detection)")
     parser.add_argument("--digitize-pages", type=int, default=4, help="of the default pages, how many to digitise")
+    parser.add_argument("--curves", type=int, nargs=2, metavar=("MIN", "MAX"),
+                        help="curves per track on the default pages (default: PageParams', 1-2)")
     parser.add_argument("--model", help="a VeerNet folder (weights.pt + model.json) or a models:/ URI; default: the "
                                         "registered infer.model_uri if the tracking store holds it")
     parser.add_argument("--profile", default="cpu", help="params.yaml profile for rendering and reading params")
@@ -306,8 +329,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if model_dir is not None:
         readers[f"VeerNet {model_name}"] = load_model(model_dir)
     timings = []
-    for name, params, count, offset in (("default", PageParams(), args.pages, 0), ("wide", WIDE, args.wide_pages,
-                                                                                   100_000)):
+    default = PageParams() if args.curves is None else PageParams(curves=Range(min=args.curves[0],
+                                                                                max=args.curves[1]))
+    for name, params, count, offset in (("default", default, args.pages, 0), ("wide", WIDE, args.wide_pages,
+                                                                              100_000)):
         results[name] = []
         for index in range(count):
             page = render_page(args.seed, offset + index, params, settings.synthesize, wells)
@@ -331,13 +356,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             log.warning("page %d digitised", index)
     summaries = {name: summarise(rows) for name, rows in results.items() if rows}
     record = machine(load_before)
-    document = {"seed": args.seed, "tolerance_px": TOLERANCE_PX, "summaries": summaries, "pages": results,
+    document = {"seed": args.seed, "curves_per_track": [default.curves.min, default.curves.max],
+                "tolerance_px": TOLERANCE_PX, "summaries": summaries, "pages": results,
                 "digitized": digitized, "detect_seconds_median": float(np.median(timings)) if timings else None,
                 "model": model_name, "profile": args.profile, "machine": record}
     body = ("## Layout detection\n\n" + detection_table(summaries)
             + f"\nMedian detection time per page: {document['detect_seconds_median']:.2f} s.\n\n"
             + "## Page -> per-section LAS against the native curves (track units)\n\n"
-            + (digitizing_table(digitized) if digitized else "no page digitised\n")
+            + (digitizing_table(digitized) + "\nMedian R² (curves) per style and per curves in the track:\n\n"
+               + breakdown_table(digitized) if digitized else "no page digitised\n")
             + f"\n{load_note(record)}\n")
     write_results(args.out, "pages", document, "Whole-page digitising", body)
     if args.sheet:

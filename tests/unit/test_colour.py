@@ -11,18 +11,24 @@ import pytest
 import tifffile
 
 from tests.maps import blank, centre, paint
-from veernet_pipeline.config import Settings, load_settings
+from tests.nets import InkIsStyle
+from veernet_pipeline.config import LowerBound, Settings, load_settings
 from veernet_pipeline.evaluation.evaluate import score_curves
 from veernet_pipeline.foreign.dataset import FOREIGN_DIR, VENDOR_PENS, write_foreign_set
+from veernet_pipeline.inference.page import digitize_page_file
 from veernet_pipeline.io.calibration import Calibration, CalibrationError
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.io.colours import colour_rgb, parse_colour
+from veernet_pipeline.io.ingest import ingest_archive
+from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.manifest import read_manifest
 from veernet_pipeline.io.scanfile import decode_step
 from veernet_pipeline.io.sets import read_split
 from veernet_pipeline.io.tiff import decode_colour, decode_scan
 from veernet_pipeline.reading.colour import pen_membership
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.track import read_track
+from veernet_pipeline.stages.ingest import PAGES
 
 PARAMS = Path(__file__).parents[2] / "params.yaml"
 SOLID = style_class("solid")
@@ -180,3 +186,55 @@ def test_the_benchmark_s_luma_is_the_gray_a_colour_page_decoded_to_before(monkey
     # BT.601 by hand: yellow 0.299 * 255 + 0.587 * 255 = 226.0; red (220, 0, 0) 65.8 -> 66; gray 128 stays.
     np.testing.assert_array_equal(luma(np.array([[[255, 255, 0], [220, 0, 0], [128, 128, 128]]], np.uint8)),
                                   [[226, 66, 128]])
+
+
+def _colour_page(tmp_path: Path) -> tuple[Path, Path, np.ndarray]:
+    """The two pens' strip as a portrait colour page (one track, columns 10-105, rows 0-599 at 1 m a row), its
+    layout naming red GR and blue SP, both solid; the same page in gray beside it. Returns (colour page, gray
+    page, each curve's value where the track reads it: value = 95.5 - row, the track's right edge (96) at strip
+    row -0.5)."""
+    _, rgb, truths = _two_solid_pens()
+    tmp_path.mkdir(exist_ok=True)
+    page = np.full((W, 116, 3), 255, np.uint8)
+    page[:, 10:106] = np.rot90(rgb, k=-1)  # `pages.cut` turns a block by np.rot90(k=1) into its strip
+    tifffile.imwrite(tmp_path / "print.tif", page, photometric="rgb", compression="lzw")
+    # decode_scan gives a portrait page turned by np.rot90(k=1): turned back, it is the page as stored.
+    tifffile.imwrite(tmp_path / "gray.tif", np.rot90(decode_scan(tmp_path / "print.tif"), k=-1))
+    curves = [{"mnemonic": m, "left_value": 0, "right_value": 96, "style": "solid", "colour": c}
+              for m, c in (("GR", "red"), ("SP", "blue"))]
+    depth = {"unit": "M", "points": [{"row": 0, "depth": 0}, {"row": W - 1, "depth": W - 1}]}
+    layout = {"tracks": [{"name": "T1", "left": 10, "right": 106, "curves": curves}],
+              "sections": [{"name": "main", "kind": "main", "top_row": 0, "bottom_row": W, "depth": depth}]}
+    (tmp_path / "tranche.layout.json").write_text(json.dumps(layout))
+    return tmp_path / "print.tif", tmp_path / "gray.tif", 95.5 - np.stack([centre(t) for t in truths])
+
+
+def test_a_colour_page_s_strips_are_read_by_their_pens(tmp_path: Path, test_settings: Settings) -> None:
+    colour, gray, expected = _colour_page(tmp_path)
+    apart = np.abs(expected[0] - expected[1]) >= 6
+    net = InkIsStyle(SOLID).eval()
+    args = (net, "ink-is-solid", test_settings.infer.tile_width, test_settings.infer.tile_overlap,
+            test_settings.extract)
+    for scan, right in ((colour, True), (gray, False)):
+        las = digitize_page_file(scan, tmp_path / scan.stem, *args)[0]
+        depth, curves, _ = read_curves(las)
+        np.testing.assert_allclose(depth, np.arange(W))
+        read = np.stack([curves["GR"], curves["SP"]])
+        if right:  # each mnemonic on its own pen's line
+            assert np.abs(read[:, apart] - expected[:, apart]).max() <= 1.0
+        else:  # the same page in gray: drawn alike, the higher line (blue's) is listed first, under GR
+            assert np.nanmax(np.abs(read[:, apart] - expected[:, apart])) > 6
+
+
+def test_ingest_cuts_a_colour_page_into_colour_strips(tmp_path: Path, test_settings: Settings) -> None:
+    colour, _, _ = _colour_page(tmp_path / "raw")
+    (tmp_path / "raw" / "gray.tif").unlink()
+    bounds = test_settings.validate_.model_copy(update={"width": LowerBound(min=200)})
+    ingest_archive(tmp_path / "raw", tmp_path / "ing", test_settings.ingest, bounds, pages=PAGES)
+    row = read_manifest(tmp_path / "ing")[0].iloc[0]
+    gray, rgb = decode_colour(tmp_path / "ing" / row.decoded)
+    page = tifffile.imread(colour)
+    np.testing.assert_array_equal(rgb, np.rot90(page[:, 10:106], k=1))  # the block turned, pixel for pixel
+    np.testing.assert_array_equal(gray, np.rot90(np.rot90(decode_scan(colour), k=-1)[:, 10:106], k=1))
+    sidecar = Calibration.from_file(tmp_path / "ing" / row.calibration)
+    assert [(c.style, c.colour) for c in sidecar.curves] == [("solid", "red"), ("solid", "blue")]

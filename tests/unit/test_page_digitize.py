@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.nets import InkIsCurve, untrained_veernet
+from tests.nets import InkIsCurve, InkIsStyle, untrained_veernet
 from tests.pages import check_against_native, clean_strip_params, small_page_params
 from veernet_pipeline.cli import main
 from veernet_pipeline.config import Range, Settings
 from veernet_pipeline.inference.page import digitize_page, digitize_page_file
-from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.classes import NUM_CLASSES, style_class
 from veernet_pipeline.io.las import LasCurve, read_curves
 from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import write_tiff
@@ -78,6 +78,31 @@ def test_a_whole_page_becomes_one_las_per_section_matching_the_native_curves(
                 t for t in clean_page.truth if (t.section, t.track) == (section.name, track.name)))
             check_against_native(las, native, track, track.right - track.left)
     assert len(list((tmp_path / "qc").glob("well11.*.qc.png"))) == 4
+
+
+def test_a_page_reads_each_curve_in_the_style_its_layout_names(
+        tmp_path: Path, clean_page: SyntheticPage, test_settings: Settings) -> None:
+    """The page's lines, named dotted by the net and by the layout's legend, are read as the native curves; a
+    layout without the style reads each track's first curve as solid, which the net names nowhere."""
+    styled = json.loads(clean_page.layout.model_dump_json(exclude_none=True))
+    for track in styled["tracks"]:
+        for curve in track["curves"]:
+            curve["style"] = "dotted"
+    layout = parse_layout(styled)
+    scan = write_page(tmp_path / "archive", "dotted", clean_page.image, layout, clean_page.truth)
+    net = InkIsStyle(style_class("dotted")).eval()
+    args = (test_settings.infer.tile_width, test_settings.infer.tile_overlap, test_settings.extract)
+    written = digitize_page_file(scan, tmp_path / "out", net, "ink-is-dotted", *args)
+    for las, section in zip(written, layout.sections, strict=True):
+        for track in layout.tracks:
+            native = tmp_path / "archive" / native_name("dotted", next(
+                t for t in clean_page.truth if (t.section, t.track) == (section.name, track.name)))
+            check_against_native(las, native, track, track.right - track.left)
+    unstyled = digitize_page(net, clean_page.image, clean_page.layout, "stored", *args)
+    for log in unstyled:
+        for curve in log.curves:
+            if not curve.mnemonic.endswith("_CONF"):
+                assert np.isfinite(curve.values).mean() < 0.05, curve.mnemonic
 
 
 def test_stored_and_decoded_pages_read_the_same(clean_page: SyntheticPage, test_settings: Settings) -> None:

@@ -25,7 +25,7 @@ def _layout(**extra: Any) -> dict[str, Any]:
             {"name": "A", "left": 2, "right": 5, "curves": [
                 {"mnemonic": "GR", "unit": "GAPI", "left_value": 0, "right_value": 150}]},
             {"name": "B", "left": 7, "right": 11, "curves": [
-                {"mnemonic": "SP", "left_value": -80, "right_value": 20, "style": "dashed"},
+                {"mnemonic": "SP", "left_value": -80, "right_value": 20, "style": "dashed", "colour": "Red"},
                 {"mnemonic": "ILD", "unit": "OHMM", "left_value": 0.2, "right_value": 2000, "scale": "log",
                  "style": "solid"}]},
         ],
@@ -58,6 +58,9 @@ def test_strips_by_hand() -> None:
     # Track B lists SP (dashed) before ILD (solid): the solid curve is class 1.
     assert b.curve_order == (1, 0)
     assert [c.mnemonic for c in b.calibration.curves] == ["ILD", "SP"]
+    # The legend's style and pen go into the strip's sidecar: they tell the track's curves apart.
+    assert [(c.style, c.colour) for c in b.calibration.curves] == [("solid", None), ("dashed", "red")]
+    assert (a.calibration.curves[0].style, a.calibration.curves[0].colour) == (None, None)
     assert (b.calibration.curves[0].top_value, b.calibration.curves[0].scale) == (2000.0, "log")
 
 

@@ -107,6 +107,7 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ("log scale through zero", _set("tracks/1/curves/0/left_value", 0), ["tracks[1].curves[0]", "positive"]),
     ("unknown scale", _set("tracks/0/curves/0/scale", "sqrt"), ["tracks[0].curves[0].scale", "'linear' or 'log'"]),
     ("unknown style", _set("tracks/0/curves/0/style", "wavy"), ["tracks[0].curves[0].style"]),
+    ("unknown pen", _set("tracks/0/curves/0/colour", "teal"), ["tracks[0].curves[0].colour", "#rrggbb"]),
     ("bad backup", _set("tracks/1/curves/0/backup", {"mode": "peg"}), ["tracks[1].curves[0].backup.mode"]),
     ("same mnemonic twice", _set("tracks/1/curves/0/mnemonic", "gr"), ["curve mnemonics", "GR appear more than once"]),
     ("reserved mnemonic", _set("tracks/0/curves/0/mnemonic", "GR_CONF"), ["tracks[0].curves[0]", "rename"]),

@@ -20,7 +20,7 @@ from torch import nn
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.inference.digitize import DigitizedLog, digitize_scan, write_qc_png
 from veernet_pipeline.io.resolution import AS_STORED, Resampling
-from veernet_pipeline.io.tiff import decode_scan, read_header
+from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.pages.assemble import SectionLog, TrackReading, merge_section, write_section_las
 from veernet_pipeline.pages.cut import Orientation, Strip, cut_page
 from veernet_pipeline.pages.layout import Layout, LayoutError, find_layout, load_layout, read_layout
@@ -44,6 +44,7 @@ def digitize_page(
     source: str = "page",
     on_strip: StripHook | None = None,
     scale: tuple[float, float] = (1.0, 1.0),
+    rgb: np.ndarray | None = None,
 ) -> list[SectionLog]:
     """Read every (section, track) strip of a page and merge each section's tracks.
 
@@ -56,18 +57,20 @@ def digitize_page(
         source: names the page in notes and errors.
         on_strip: called after each strip is read.
         scale: net pixels per strip pixel along (rows, columns), as for `digitize_scan`.
+        rgb: a colour page's RGB, oriented as `image`: curves whose layout entry names a `colour` are read on
+            their pen's ink (`reading.colour`).
 
     Returns:
         One `SectionLog` per layout section, in layout order.
 
     Shape:
-        image: (H, W) stored or (W, H) decoded, uint8.
+        image: (H, W) stored or (W, H) decoded, uint8; rgb: the same with a trailing 3.
     """
-    strips = cut_page(image, layout, orientation, source)
+    strips = cut_page(image, layout, orientation, source, rgb)
     readings: dict[str, list[TrackReading]] = {s.name: [] for s in layout.sections}
     for strip in progress(strips, desc=f"read {Path(source).name}", unit="strip"):
         result = digitize_scan(model, strip.image, strip.calibration, tile_width, tile_overlap, extract, device,
-                               source=f"{source} {strip.describe()}", scale=scale)
+                               source=f"{source} {strip.describe()}", scale=scale, rgb=strip.rgb)
         classes = ", ".join(f"{c.mnemonic} class {k + 1}" for k, c in enumerate(strip.calibration.curves))
         readings[strip.section.name].append(
             TrackReading(strip.track.name, f"{strip.describe()} ({classes})", result.depth, result.curves,
@@ -126,7 +129,7 @@ def digitize_page_file(
     # decode_scan turns a portrait page by np.rot90(k=1); the layout speaks of the page as stored.
     header = read_header(scan)
     orientation: Orientation = "decoded" if header.rotated else "stored"
-    image = decode_scan(scan)
+    image, rgb = decode_colour(scan)  # a colour page's RGB too: its pens tell curves apart
     # A strip turns the stored page's rows into its columns (`pages.cut.cut_strip`): its rows run across the page.
     scale = resampling.scale(header.dpi)
 
@@ -134,7 +137,7 @@ def digitize_page_file(
         write_qc_png(Path(qc_dir) / qc_name(scan.stem, strip), strip.image, result.rows, result.confidence)
 
     sections = digitize_page(model, image, layout, orientation, tile_width, tile_overlap, extract, source=str(scan),
-                             on_strip=write_qc if qc_dir is not None else None, scale=scale)
+                             on_strip=write_qc if qc_dir is not None else None, scale=scale, rgb=rgb)
     notes = [f"source page {scan.name}", f"layout {' over '.join(p.name for p in reversed(used))}",
              f"model {model_label}", *resampling.notes(header.dpi)]
     written = [write_section_las(out_dir, scan.stem, log, notes) for log in sections]

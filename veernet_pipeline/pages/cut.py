@@ -15,7 +15,8 @@ only move (by whole pixels); a curve gets a one-row step where the shift changes
 
 The image may come as stored (`orientation="stored"`) or as `decode_scan` returns a portrait page
 (`orientation="decoded"`, i.e. stored turned by `np.rot90(k=1)`); the layout's coordinates are
-always the stored page's.
+always the stored page's. A colour page's RGB (`io.tiff.decode_colour`) is cut beside its gray, pixel
+for pixel, so the reading can take each curve's pen (`reading.colour`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Strip:
             class 1 is the solid curve.
 
     Shape:
-        image: (track width, section rows) uint8, depth left to right.
+        image: (track width, section rows) uint8, depth left to right; rgb: the same (..., 3) or None.
     """
 
     section: Section
@@ -49,6 +50,7 @@ class Strip:
     image: np.ndarray
     calibration: Calibration
     curve_order: tuple[int, ...]
+    rgb: np.ndarray | None = None  # the strip in colour, cut from a colour page
 
     def describe(self) -> str:
         """Where the strip sits on the page, for provenance notes."""
@@ -60,10 +62,10 @@ def stored_view(image: np.ndarray, orientation: Orientation) -> np.ndarray:
     """The page as stored (a view, nothing copied): a decoded portrait page is turned back by `np.rot90(k=-1)`.
 
     Shape:
-        image: (H, W) stored or (W, H) decoded; returns (H, W).
+        image: (H, W) stored or (W, H) decoded, or either with a trailing 3 (RGB); returns (H, W) or (H, W, 3).
     """
-    if image.ndim != 2 or image.dtype != np.uint8:
-        raise ValueError(f"a page must be a 2-D uint8 image, got {image.dtype} shape {image.shape}")
+    if image.dtype != np.uint8 or not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 3)):
+        raise ValueError(f"a page must be a 2-D uint8 image (or RGB), got {image.dtype} shape {image.shape}")
     if orientation == "stored":
         return image
     if orientation == "decoded":
@@ -80,11 +82,15 @@ def curve_order(track: Track) -> tuple[int, ...]:
 
 
 def strip_calibration(layout: Layout, section: Section, track: Track) -> Calibration:
-    """The sidecar of one strip (see the module docstring for the edges)."""
+    """The sidecar of one strip (see the module docstring for the edges).
+
+    Each curve keeps the legend's style and pen the layout names: they are what tells the curves of
+    a track apart (`reading`), beyond the seeds' convention an unstyled sidecar is read by.
+    """
     top, bottom = section.depth.depth_at([section.top_row - 0.5, section.bottom_row - 0.5])
     curves = tuple(
         CurveScale(c.mnemonic, c.unit, top_value=c.right_value, bottom_value=c.left_value, scale=c.scale,
-                   backup_wraps=c.backup.max_wraps if c.backup else 0)
+                   backup_wraps=c.backup.max_wraps if c.backup else 0, style=c.style, colour=c.colour)
         for c in (track.curves[i] for i in curve_order(track)))
     calibration = Calibration(float(top), float(bottom), section.depth.unit, curves, layout.well_items())
     # Through the sidecar's own field-by-field check (`io.sidecar`): the strip's sidecar is what validate reads.
@@ -93,7 +99,7 @@ def strip_calibration(layout: Layout, section: Section, track: Track) -> Calibra
 
 def check_fits(page: np.ndarray, layout: Layout, source: str) -> None:
     """The layout's page size, tracks and sections fit this stored page, else `LayoutError`."""
-    height, width = page.shape
+    height, width = page.shape[:2]
     if layout.page is not None and (layout.page.height, layout.page.width) != (height, width):
         raise LayoutError(f"{source}: page is {width} x {height} px (width x height, as stored) but the layout's "
                           f"page says {layout.page.width} x {layout.page.height}; is it the right layout?")
@@ -129,7 +135,8 @@ def cut_strip(page: np.ndarray, layout: Layout, section: Section, track: Track) 
     """One strip's pixels from the stored page (a new array).
 
     Shape:
-        page: (H, W) stored. Returns (track.right - track.left, section.bottom_row - section.top_row).
+        page: (H, W) stored, or (H, W, 3). Returns (track.right - track.left, section.bottom_row - section.top_row),
+        with the page's trailing 3 if it has one.
     """
     rows = np.arange(section.top_row, section.bottom_row)
     if layout.skew is None:
@@ -140,15 +147,25 @@ def cut_strip(page: np.ndarray, layout: Layout, section: Section, track: Track) 
     return np.ascontiguousarray(np.rot90(block, k=1))
 
 
-def cut_page(image: np.ndarray, layout: Layout, orientation: Orientation, source: str = "page") -> list[Strip]:
+def cut_page(image: np.ndarray, layout: Layout, orientation: Orientation, source: str = "page",
+             rgb: np.ndarray | None = None) -> list[Strip]:
     """Every (section, track) strip of a page, sections in layout order, tracks in layout order within each.
+
+    Args:
+        image: the page's gray.
+        layout, orientation, source: the page's layout, how `image` is turned, its name in errors.
+        rgb: a colour page's RGB in the same orientation (`io.tiff.decode_colour`), cut into each strip's `rgb`.
 
     Raises:
         LayoutError: the layout does not fit the image (size, bounds).
-        ValueError: the image is not 2-D uint8, or `orientation` is neither "stored" nor "decoded".
+        ValueError: the image is not 2-D uint8, `rgb` is not its colour, or `orientation` is neither "stored"
+            nor "decoded".
     """
     page = stored_view(image, orientation)
+    colour = None if rgb is None else stored_view(rgb, orientation)
+    if colour is not None and colour.shape != (*page.shape, 3):
+        raise ValueError(f"{source}: the colour page is {colour.shape[:2]} px but its gray {page.shape}")
     check_fits(page, layout, source)
     return [Strip(section, track, cut_strip(page, layout, section, track), strip_calibration(layout, section, track),
-                  curve_order(track))
+                  curve_order(track), None if colour is None else cut_strip(colour, layout, section, track))
             for section in layout.sections for track in layout.tracks]

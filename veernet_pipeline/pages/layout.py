@@ -9,7 +9,8 @@ docs/pages.md. In short:
 
 - `tracks`: each track's column range `[left, right)` and its curves, each with the values
   printed at the track's left and right edges (`left_value`, `right_value`), `scale` linear or
-  log, an optional backup (wrap) scale and optionally the legend's line style;
+  log, an optional backup (wrap) scale and optionally the legend's line style and, on a colour
+  print, its pen's colour (`io.colours`); both go into each strip's sidecar;
 - `sections`: each log section (`kind` main or repeat) with its row range `[top_row, bottom_row)`
   and its depth calibration, two or more (`row`, `depth`) points read off the printed depth
   numbers (a least-squares line through them; a row is the pixel row's centre);
@@ -32,7 +33,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from veernet_pipeline.io.colours import parse_colour
 
 LAYOUT_SUFFIX = ".layout.json"
 TRANCHE_LAYOUT = "tranche.layout.json"
@@ -70,6 +73,12 @@ class Curve(_Part):
     scale: Literal["linear", "log"] = "linear"
     backup: Backup | None = None
     style: Style | None = None
+    colour: str | None = None
+
+    @field_validator("colour")
+    @classmethod
+    def _known_colour(cls, colour: str | None) -> str | None:
+        return None if colour is None else parse_colour(colour)
 
     @model_validator(mode="after")
     def _usable_scale(self) -> Curve:

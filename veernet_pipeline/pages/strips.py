@@ -16,7 +16,8 @@ becomes one manifest row of its own:
   layout is a new strip;
 - width, height from the strip (landscape, depth left to right); bits, compression and the
   other header fields from the page, so validation holds a strip to the same rules as a scan;
-- ``decoded`` ``scans/<sha256[:16]>.tif`` and ``calibration`` ``scans/<sha256[:16]>.calib.json``
+- ``decoded`` ``scans/<sha256[:16]>.tif`` (RGB when the page is a colour print, as `io.scanfile.decode_step`
+  keeps a colour scan, gray otherwise) and ``calibration`` ``scans/<sha256[:16]>.calib.json``
   beside it (relative to the ingested folder, not the archive: `io.manifest.sidecar_path`),
   written only for a strip within the size bounds on the net's grid (``net_width``, ``net_height``:
   `ReadRules.net_fields`, from the page's resolution tags) of a page within the
@@ -40,7 +41,14 @@ from typing import Any
 from veernet_pipeline.io.calibration import CalibrationError
 from veernet_pipeline.io.scan_errors import BAD_LAYOUT, UNSUPPORTED, ScanReadError
 from veernet_pipeline.io.scanfile import ReadRules, failure_fields, header_fields, image_statistics
-from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_scan, read_header, unsupported_reason, write_tiff
+from veernet_pipeline.io.tiff import (
+    TiffHeader,
+    check_budget,
+    decode_colour,
+    read_header,
+    unsupported_reason,
+    write_tiff,
+)
 from veernet_pipeline.pages.cut import Strip, cut_page
 from veernet_pipeline.pages.layout import LayoutError, Skew, load_layout
 from veernet_pipeline.provenance import file_sha256
@@ -85,7 +93,11 @@ def _strip_fields(rel: str, page_sha256: str, strip: Strip, skew: Skew | None, c
     calibration = f"{scans}/{sha[:16]}{CALIBRATION_SUFFIX}"
     # Named by identity, which covers the pixels' source and the sidecar: an existing file holds these bytes.
     if not (out_dir / decoded).is_file():
-        write_tiff(out_dir / decoded, strip.image, dpi=dpi)  # the page's resolution (inference resamples)
+        # The page's resolution (inference resamples); a colour strip stays in colour for the pens.
+        if strip.rgb is None:
+            write_tiff(out_dir / decoded, strip.image, dpi=dpi)
+        else:
+            write_tiff(out_dir / decoded, strip.rgb, photometric="rgb", dpi=dpi)
     if not (out_dir / calibration).is_file():
         strip.calibration.write(out_dir / calibration)
     fields.update(decoded=decoded, calibration=calibration,
@@ -110,9 +122,9 @@ def page_step(path: str, rel: str, out_dir: str, scans: str, rules: ReadRules) -
         layout = load_layout(Path(path))
         if layout is None:
             raise LayoutError(f"{path}: its layout file is gone; run ingest again")
-        image = decode_scan(path, rules.max_pixels)
-        # decode_scan turns a portrait page by np.rot90(k=1); the layout speaks of the page as stored.
-        strips = cut_page(image, layout, "decoded" if header.rotated else "stored", rel)
+        image, rgb = decode_colour(path, rules.max_pixels)
+        # decode_colour turns a portrait page by np.rot90(k=1); the layout speaks of the page as stored.
+        strips = cut_page(image, layout, "decoded" if header.rotated else "stored", rel, rgb)
         declined = rules.declines_format(header)  # the page's bits or pages: validation rejects every strip
         rows = [{**header_fields(header), **_strip_fields(rel, sha, s, layout.skew, len(strips), Path(out_dir), scans,
                                                           rules, declined, strip_dpi(header))} for s in strips]
