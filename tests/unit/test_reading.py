@@ -110,18 +110,44 @@ def test_mirror_is_the_mean_of_the_scan_and_its_two_mirror_images(test_settings:
 def test_wrap_counts_follow_a_trace_across_the_edges() -> None:
     height = 100
     rows = np.array([50, 80, 95, np.nan, np.nan, 3, 10, 4, 97, 90, 2, 50], dtype=float)
+    # Fractions .505 .805 .955 - - .035 .105 .045 .975 .905 .025 .505. By hand, the unwrapped changes: .955 -> .035
+    # is 0.08 one scale on (1.035) against 0.92 on the same; .045 -> .975 back 0.07; .905 -> .025 on 0.12; the
+    # last column, .505: 1.505 is 0.48 from 1.025, .505 0.52, so it stays on. Not read: 0.
     assert wrap_counts(rows, height, 1).tolist() == [0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
     assert wrap_counts(rows, height, 0).tolist() == [0] * len(rows)  # no backup scale declared
-
-
-def test_a_trace_that_starts_wrapped_starts_on_the_scale_that_keeps_it_clearly_longer_on_the_main_one() -> None:
-    # Leaves the top edge after 3 columns and re-enters at the bottom for 9: started on the backup scale (+1),
-    # so 9 columns, not 3, lie on the main scale; 9 >= 3 + START_MARGIN x 12 = 6.
-    rows = np.array([50, 10, 3, 97, 80, 60, 50, 50, 50, 50, 50, 50], dtype=float)
-    assert wrap_counts(rows, 100, 1).tolist() == [1, 1, 1] + [0] * 9
-    # Half and half (3 and 3): no clear gain, so the main-scale start holds and the rest reads on -1.
-    assert wrap_counts(rows[:6], 100, 1).tolist() == [0, 0, 0, -1, -1, -1]
     assert wrap_counts(np.full(5, np.nan), 100, 1).tolist() == [0] * 5  # nothing read: the main scale
+
+
+def test_a_trace_that_starts_wrapped_starts_on_the_scale_its_later_columns_agree_with() -> None:
+    # Leaves the top edge after 300 columns and re-enters at the bottom for 900: the value is continuous (.035 ->
+    # .975 is 0.06 one scale down) whichever scale it starts on. Starting one on (+1) costs START_COST 0.25 and
+    # 300 columns off the main scale x 0.001 = 0.55; starting on it leaves 900 on -1 = 0.90.
+    rows = np.r_[np.linspace(50, 3, 300), np.linspace(97, 50, 900)]
+    assert wrap_counts(rows, 100, 1).tolist() == [1] * 300 + [0] * 900
+    assert wrap_counts(rows[::-1].copy(), 100, 1).tolist() == [0] * 900 + [1] * 300  # read upwards: no start cost
+    # Half and half (300 and 300): 0.55 against 0.30, the main-scale start holds and the rest reads on -1.
+    assert wrap_counts(rows[:600], 100, 1).tolist() == [0] * 300 + [-1] * 300
+
+
+def test_a_wrap_across_a_gap_away_from_the_edge_is_still_a_wrap() -> None:
+    # Read wrapped for 150 columns, last at .245 of the track before a gap, next at .985, then 2,000 columns on the
+    # main scale. One scale down the change is 0.26, on the same scale 0.74: a wrap, though .245 lies outside a 0.2
+    # edge band (the rule before counted no step there and started on the main scale). By hand: starting on +1
+    # costs 0.25 + 150 x 0.001 + 0.26 = 0.66, on the main scale 0.74.
+    rows = np.r_[np.linspace(17, 24, 150), np.nan, np.linspace(98, 50, 2000)]
+    assert wrap_counts(rows, 100, 1).tolist() == [1] * 150 + [0] + [0] * 2000
+    # The limit: 300 wrapped columns cost 0.81 against 0.74, and with nothing else to go on the start holds.
+    rows = np.r_[np.linspace(17, 24, 300), np.nan, np.linspace(98, 50, 2000)]
+    assert wrap_counts(rows, 100, 1).tolist() == [0] * 2301
+
+
+def test_a_stroke_read_column_by_column_across_the_track_is_not_a_wrap() -> None:
+    rows = np.array([90, 70, 50, 30, 10, 5, 5, 5], dtype=float)  # 0.2 a column: never the shorter way round an edge
+    assert wrap_counts(rows, 100, 1).tolist() == [0] * 8
+    # The same stroke read in one column (a jump of 0.85) is taken for a wrap: the picture cannot tell them apart.
+    # Of the two continuous readings, the one cheaper off the main scale: +1 for 3 columns (0.003), not -1 for 2
+    # from the start (0.25 + 0.002).
+    assert wrap_counts(np.array([90, 90, 5, 5, 5], dtype=float), 100, 1).tolist() == [0, 0, 1, 1, 1]
 
 
 def test_rows_to_values_undoes_skew_and_wrap() -> None:
