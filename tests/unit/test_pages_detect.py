@@ -107,8 +107,11 @@ def test_veernet_layout_writes_a_draft_and_a_picture_and_reports_what_it_cannot_
     draft = json.loads((out / "well5.tif.layout.json").read_text())
     assert _within([(t["left"], t["right"]) for t in draft["tracks"]], _true_tracks(page))
     assert draft["skew"]["angle_deg"] == pytest.approx(page.layout.skew.angle_deg, abs=0.05)
-    # The depth values and curve names need a person: the draft is refused, naming a field to fill in.
+    # The depth values and curve names need a person: the draft is refused, naming a field to fill in. So does the
+    # legend's style, which tells a track's curves apart.
     with pytest.raises(LayoutError, match=r"tracks\[0\]\.curves\[0\]\.mnemonic|null"):
+        parse_layout(draft, "draft")
+    with pytest.raises(LayoutError, match=r"tracks\[0\]\.curves\[0\]\.style"):
         parse_layout(draft, "draft")
     with Image.open(out / "well5.tif.layout.png") as picture:
         assert picture.mode == "RGB" and picture.size[0] >= page.image.shape[1] // 2

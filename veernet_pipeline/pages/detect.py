@@ -82,10 +82,15 @@ class Detected:
             sections.append({"name": name, "kind": kind, "top_row": band.top, "bottom_row": band.bottom,
                              "depth": {"unit": None, "points": [{"row": r, "depth": None} for r in rows]},
                              "depth_label_rows": labels})
-        placeholder = {"mnemonic": None, "unit": None, "left_value": None, "right_value": None, "scale": None}
+        # The style is asked for, not left out: it is what tells a track's curves apart (docs/pages.md), and an
+        # operator who never sees the key reads every track by the seeds' convention.
+        placeholder = {"mnemonic": None, "unit": None, "left_value": None, "right_value": None, "scale": None,
+                       "style": None}
         data: dict[str, Any] = {
             "notes": [*self.notes, "DRAFT by veernet layout: fill in every null (docs/runbooks/whole-log-pages.md); "
-                      "add one curve entry per curve the track header names"],
+                      "add one curve entry per curve the track header names; a curve's style as the legend draws "
+                      "it (solid, dashed, dotted, dash_dot, long_dash), or delete the key if it shows none; on a "
+                      "colour print add its \"colour\""],
             "page": {"width": self.width, "height": self.height},
             "tracks": [{"name": f"T{i + 1}", "left": a, "right": b, "curves": [dict(placeholder)]}
                        for i, (a, b) in enumerate(self.tracks)],
