@@ -16,7 +16,7 @@ from veernet_pipeline.io.calibration import Calibration
 
 # Cost of one read column one scale off the main one, in track widths of change (`wrap_counts`): a stretch read on a
 # backup scale must save a jump worth its length x 0.001 (about 0.6 of the track for 600 columns). Chosen on the
-# first 80 val logs read from their true masks (0.0003-0.03 tried; docs/accuracy.md, backup scales).
+# first 80 val logs read from their true masks (0.0003-0.01 by benchmarks/wraps.py; docs/accuracy.md, backup scales).
 OFF_MAIN_COST = 1e-3
 # Cost of starting a log one scale off the main one, in the same units: where two readings are equally continuous
 # (a curve on the main scale for half the log and wrapped for the other half), the one starting on the main scale.
@@ -64,7 +64,8 @@ def wrap_counts(rows: np.ndarray, height: int, max_wraps: int, off_main_cost: fl
     states = np.arange(-max_wraps, max_wraps + 1)
     off_main = off_main_cost * np.abs(states)
     unwrapped = fraction[seen][:, None] + states[None, :]
-    # jumps[j, a, b]: the change from state b at read column j to state a at read column j + 1.
+    # Viterbi written out rather than through an HMM library: the costs are not a fitted model's probabilities, and
+    # 3-5 states make it a few lines. jumps[j, a, b]: the change from state b at read column j to a at j + 1.
     jumps = np.abs(unwrapped[1:, :, None] - unwrapped[:-1, None, :])
     best_from = np.zeros(jumps.shape[:2], dtype=np.int64)
     cost = off_main + start_cost * np.abs(states)
