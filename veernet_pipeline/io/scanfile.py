@@ -168,6 +168,19 @@ def header_step(path: str, rel: str, rules: ReadRules) -> dict[str, Any]:
     return fields
 
 
+def write_decoded(target: Path | str, image: np.ndarray, rgb: np.ndarray | None,
+                  dpi: tuple[float, float] | None) -> None:
+    """A decoded copy: the RGB of a colour page (its pens tell curves apart, `reading.colour`), else the gray.
+
+    Shape:
+        image: (H, W) uint8; rgb: (H, W, 3) uint8 or None.
+    """
+    if rgb is None:
+        write_tiff(target, image, dpi=dpi)
+    else:
+        write_tiff(target, rgb, photometric="rgb", dpi=dpi)
+
+
 def decode_step(path: str, rel: str, target: str, max_pixels: int) -> dict[str, Any]:
     """Decode the file to an 8-bit landscape TIFF at `target` (kept if already there) and measure it.
 
@@ -182,10 +195,7 @@ def decode_step(path: str, rel: str, target: str, max_pixels: int) -> dict[str, 
         if not Path(target).is_file():  # content-addressed: the same bytes decode to the same image
             # The copy keeps the scan's resolution: inference resamples to the net's (reading/resolution.py).
             dpi = read_header(path).decoded_dpi
-            if rgb is None:
-                write_tiff(target, image, dpi=dpi)
-            else:
-                write_tiff(target, rgb, photometric="rgb", dpi=dpi)
+            write_decoded(target, image, rgb, dpi)
         return image_statistics(image)
     except Exception as exc:  # noqa: BLE001 - as in header_step
         return failure_fields(rel, exc)

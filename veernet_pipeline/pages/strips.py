@@ -40,15 +40,8 @@ from typing import Any
 
 from veernet_pipeline.io.calibration import CalibrationError
 from veernet_pipeline.io.scan_errors import BAD_LAYOUT, UNSUPPORTED, ScanReadError
-from veernet_pipeline.io.scanfile import ReadRules, failure_fields, header_fields, image_statistics
-from veernet_pipeline.io.tiff import (
-    TiffHeader,
-    check_budget,
-    decode_colour,
-    read_header,
-    unsupported_reason,
-    write_tiff,
-)
+from veernet_pipeline.io.scanfile import ReadRules, failure_fields, header_fields, image_statistics, write_decoded
+from veernet_pipeline.io.tiff import TiffHeader, check_budget, decode_colour, read_header, unsupported_reason
 from veernet_pipeline.pages.cut import Strip, cut_page
 from veernet_pipeline.pages.layout import LayoutError, Skew, load_layout
 from veernet_pipeline.provenance import file_sha256
@@ -93,11 +86,7 @@ def _strip_fields(rel: str, page_sha256: str, strip: Strip, skew: Skew | None, c
     calibration = f"{scans}/{sha[:16]}{CALIBRATION_SUFFIX}"
     # Named by identity, which covers the pixels' source and the sidecar: an existing file holds these bytes.
     if not (out_dir / decoded).is_file():
-        # The page's resolution (inference resamples); a colour strip stays in colour for the pens.
-        if strip.rgb is None:
-            write_tiff(out_dir / decoded, strip.image, dpi=dpi)
-        else:
-            write_tiff(out_dir / decoded, strip.rgb, photometric="rgb", dpi=dpi)
+        write_decoded(out_dir / decoded, strip.image, strip.rgb, dpi)  # the page's resolution (inference resamples)
     if not (out_dir / calibration).is_file():
         strip.calibration.write(out_dir / calibration)
     fields.update(decoded=decoded, calibration=calibration,
