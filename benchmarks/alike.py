@@ -124,9 +124,9 @@ def identity_flips(rows: np.ndarray, truth_rows: np.ndarray, classes: list[tuple
     return flips
 
 
-def no_ghosts(cands: Candidates, params: ExtractParams, height: int) -> JointSteps:
+def no_ghosts(cands: Candidates, params: ExtractParams, height: int, wrap: bool = False) -> JointSteps:
     """`ghosts.joint_steps` with no ghost run anywhere: a joint search's absence forgets where the curve was."""
-    steps = joint_steps(cands, params, height)
+    steps = joint_steps(cands, params, height, wrap)
     return JointSteps(steps.transition, np.zeros_like(steps.ghosts))
 
 

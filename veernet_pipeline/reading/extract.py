@@ -67,7 +67,7 @@ def default_classes(n_channels: int) -> list[tuple[int, ...]]:
 
 def trace_curves(
     probs: np.ndarray, params: ExtractParams, classes: Sequence[Sequence[int]] | None = None,
-    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (),
+    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (), wraps: Sequence[bool] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rows and confidences of every requested curve along the best paths.
 
@@ -78,6 +78,8 @@ def trace_curves(
         rgb: a colour print on the map's grid, whose pens `colours` names per curve (None each where not named):
             a curve's evidence is then its classes' ink in its pen's colour (`reading.colour`), and curves of
             one style but different pens are not drawn alike. None, or no pen named: by style alone.
+        wraps: per curve, whether it has a backup scale: its path may leave one edge and re-enter at the other
+            (`paths.transitions(wrap=True)`). Empty: none has.
 
     Returns:
         `(rows, confidence)`: subpixel rows (pixel centre at row + 0.5), NaN where a curve is
@@ -100,17 +102,21 @@ def trace_curves(
         return out_rows, confidence
     colours = tuple(colours) or (None,) * len(classes)
     kinds = list(zip(classes, colours, strict=True))  # curves of one kind are drawn alike: nothing tells them apart
+    wrap = np.array(tuple(wraps) or (False,) * len(classes), dtype=bool)
+    if wrap.shape != (len(classes),):
+        raise ValueError(f"wraps names {wrap.size} curves, classes {len(classes)}: give one flag per curve")
     cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence, rgb, colours)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
     # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
-    emission, steps = emissions(cands, params), functools.cache(lambda: joint_steps(cands, params, height))
-    states = read_states(cands, classes, params, height, emission, steps)
+    emission = emissions(cands, params)
+    steps = functools.cache(lambda: joint_steps(cands, params, height, bool(wrap.any())))
+    states = read_states(cands, classes, params, height, emission, steps, wrap)
     if params.height_weight_styles > 0 and len(classes) > 1:
         extra = height_emission_all(cands, typical_heights(cands, states), params.height_weight_styles)
         if extra.any():
             emission = emission + extra
-            states = read_states(cands, classes, params, height, emission, steps)
-    typical = reread_by_height(cands, classes, kinds, params, emission, steps, states)
+            states = read_states(cands, classes, params, height, emission, steps, wrap)
+    typical = reread_by_height(cands, classes, kinds, params, emission, steps, states, wrap)
     m = params.max_candidates
     holders = run_holders(states, m)
     for k in range(len(classes)):
@@ -183,7 +189,7 @@ def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
 
 
 def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: ExtractParams, height: int,
-                emission: np.ndarray, steps: Callable[[], JointSteps]) -> np.ndarray:
+                emission: np.ndarray, steps: Callable[[], JointSteps], wrap: np.ndarray) -> np.ndarray:
     """The state (candidate index, M = absent) of every curve in every column.
 
     Curves read alone skip their gaps in place (`paths.viterbi_single`); groups of the same size are read in
@@ -192,9 +198,10 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
 
     Args:
         steps: gives the joint searches' steps (`ghosts.joint_steps`), called only if a group is read jointly.
+        wrap: which curves have a backup scale (cyclic moves, `paths.transitions(wrap=True)`).
 
     Shape:
-        emission: (K, W, M+1) (`paths.emissions`). Returns (K, W) int64.
+        emission: (K, W, M+1) (`paths.emissions`); wrap: (K,) bool. Returns (K, W) int64.
     """
     states = np.empty(emission.shape[:2], dtype=np.int64)
     by_size: dict[int, list[list[int]]] = {}
@@ -203,25 +210,26 @@ def read_states(cands: Candidates, classes: Sequence[tuple[int, ...]], params: E
     for size, groups in by_size.items():
         if size == 1:
             singles = [group[0] for group in groups]
-            states[singles] = viterbi_single(emission[singles], cands, params, height)
+            states[singles] = viterbi_single(emission[singles], cands, params, height, wrap[singles])
             continue
-        found = read_jointly(np.stack([emission[group] for group in groups]), steps(), params)
+        found = read_jointly(np.stack([emission[group] for group in groups]), steps(), params,
+                             np.stack([wrap[group] for group in groups]))
         for group, group_states in zip(groups, found, strict=True):
             states[group] = group_states
-    return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height)
+    return give_way(emission, states, [group[0] for group in by_size.get(1, [])], cands, params, height, wrap)
 
 
 def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], kinds: Sequence[Hashable],
                      params: ExtractParams, emission: np.ndarray, steps: Callable[[], JointSteps],
-                     states: np.ndarray) -> np.ndarray:
+                     states: np.ndarray, wrap: np.ndarray) -> np.ndarray:
     """Read every group of curves drawn alike (one kind) again, each now charged for runs unlike its own.
 
     The first reading (`states`) gives each curve its typical run height; a group whose curves
     differ in it is searched again with `height_emission` added, `height_weight` per px of
-    misfit. Changes `states` in place; `steps` as for `read_states`.
+    misfit. Changes `states` in place; `steps` and `wrap` as for `read_states`.
 
     Shape:
-        emission: (K, W, M+1), the first search's (`paths.emissions`); states: (K, W). Returns (K,) typical
+        emission: (K, W, M+1), the first search's (`paths.emissions`); states: (K, W); wrap: (K,). Returns (K,) typical
         heights in px, NaN where not estimated.
     """
     typical = np.full(len(classes), np.nan)
@@ -234,7 +242,7 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], kind
         extra = height_emission(cands, typical[group], params.height_weight)
         if not extra.any():
             continue
-        states[group] = read_jointly((emission[group] + extra)[None], steps(), params)[0]
+        states[group] = read_jointly((emission[group] + extra)[None], steps(), params, wrap[group][None])[0]
     return typical
 
 

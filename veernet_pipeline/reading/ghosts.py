@@ -13,7 +13,9 @@ before touches it), cheaper to join than `2 x gap_cost`, the straight line betwe
 is a run in every column between. `GHOSTS` per column, the cheapest joins, join the candidates
 of the joint searches at `absent_cost` (an absent curve's price, but one that remembers where it
 is); the transition cost of the real runs applies to them unchanged. A curve on a ghost is absent
-in the reading (bridged later, confidence 0).
+in the reading (bridged later, confidence 0). Ghosts join across the paper only: a curve with a
+backup scale that leaves through one edge and re-enters at the other in a gap has no straight line
+to draw there, and moves between the two runs by the cyclic cost (`paths.transitions(wrap=True)`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ class JointSteps(NamedTuple):
     """The joint searches' steps over candidates and ghost runs (`joint_steps`).
 
     Shape:
-        transition: (W-1, M+GHOSTS+1, M+GHOSTS+1), state M+GHOSTS = absent; ghosts: (W, GHOSTS) bool, where a
-        ghost run exists.
+        transition: (V, W-1, M+GHOSTS+1, M+GHOSTS+1), state M+GHOSTS = absent; V = 1 (across the paper), or 2
+        (and through the edges, for curves with a backup scale: `paths.transitions(wrap=True)`); ghosts:
+        (W, GHOSTS) bool, where a ghost run exists.
     """
 
     transition: np.ndarray
@@ -97,8 +100,11 @@ def ghost_runs(cands: Candidates, params: ExtractParams, height: int) -> tuple[n
     return ghost_top, ghost_bottom
 
 
-def joint_steps(cands: Candidates, params: ExtractParams, height: int) -> JointSteps:
-    """The joint searches' transition costs over the candidates and the ghost runs, and where ghosts exist."""
+def joint_steps(cands: Candidates, params: ExtractParams, height: int, wrap: bool = False) -> JointSteps:
+    """The joint searches' transition costs over the candidates and the ghost runs, and where ghosts exist.
+
+    With `wrap`, also the cyclic costs of curves with a backup scale (the second table).
+    """
     ghost_top, ghost_bottom = ghost_runs(cands, params, height)
     width = cands.top.shape[0]
     # Only the extents matter to `transitions`; ghosts carry no ink.
@@ -107,10 +113,12 @@ def joint_steps(cands: Candidates, params: ExtractParams, height: int) -> JointS
                         peak=np.zeros((width, cands.top.shape[1] + GHOSTS)),
                         centre=np.zeros((0, width, cands.top.shape[1] + GHOSTS)),
                         share=np.zeros((0, width, cands.top.shape[1] + GHOSTS)))
-    return JointSteps(transitions(joined, params, height), np.isfinite(ghost_top))
+    tables = [transitions(joined, params, height, wrap=cyclic) for cyclic in ((False, True) if wrap else (False,))]
+    return JointSteps(np.stack(tables), np.isfinite(ghost_top))
 
 
-def read_jointly(costs: np.ndarray, steps: JointSteps, params: ExtractParams) -> np.ndarray:
+def read_jointly(costs: np.ndarray, steps: JointSteps, params: ExtractParams,
+                 wrap: np.ndarray | None = None) -> np.ndarray:
     """Joint paths of groups of curves over candidates and ghost runs; a curve on a ghost reads as absent.
 
     Groups of up to `MAX_JOINT` curves get the exact joint search (`paths.viterbi`), larger ones peeling
@@ -119,16 +127,24 @@ def read_jointly(costs: np.ndarray, steps: JointSteps, params: ExtractParams) ->
     Args:
         costs: per group and curve, the emission of each candidate and of absence (`paths.emissions`, plus any
             extra cost of the caller's).
-        steps: from `joint_steps`.
+        steps: from `joint_steps`, with its second table when any curve wraps.
+        wrap: per group and curve, whether it has a backup scale (moves by `steps`' second table); None: none.
 
     Shape:
-        costs: (G, g, W, M+1). Returns (G, g, W) int64, M = absent.
+        costs: (G, g, W, M+1); wrap: (G, g) bool. Returns (G, g, W) int64, M = absent.
+
+    Raises:
+        ValueError: a curve wraps but `steps` holds no cyclic table.
     """
     m = costs.shape[-1] - 1
+    variant = np.zeros(costs.shape[:2], dtype=np.int64) if wrap is None else np.asarray(wrap, dtype=np.int64)
+    if variant.max(initial=0) >= len(steps.transition):
+        raise ValueError("a curve with a backup scale needs the cyclic steps: joint_steps(..., wrap=True)")
     ghost_cost = np.broadcast_to(np.where(steps.ghosts, params.absent_cost, np.inf), costs.shape[:-1] + (GHOSTS,))
     joined = np.concatenate([costs[..., :m], ghost_cost, costs[..., m:]], axis=-1)
     if costs.shape[1] > MAX_JOINT:
-        states = np.stack([peel(group, steps.transition, params.crossing_cost) for group in joined])
+        states = np.stack([peel(group, steps.transition, params.crossing_cost, kinds)
+                           for group, kinds in zip(joined, variant, strict=True)])
     else:
-        states = viterbi(joined, steps.transition, params.crossing_cost)
+        states = viterbi(joined, steps.transition, params.crossing_cost, variant)
     return np.minimum(states, m)

@@ -8,7 +8,9 @@ A curve's state in a column is one of the M candidate runs or "absent" (state M)
   runs' extents (0 when they touch or overlap: following a connected stroke costs almost nothing,
   however steep; jumping across paper costs), plus the run middle's travel in track heights (a
   tie-breaker: of two touching runs, the one that continues the curve); `gap_cost` to leave or
-  re-enter absence.
+  re-enter absence. A curve with a backup scale runs off one edge and re-enters at the other, so
+  its rows are cyclic: its gap and travel are the shorter of the two ways, across the paper or
+  through the edges (`transitions(wrap=True)`); a curve without one cannot cross that way.
 - Crossing, between curves read jointly: `crossing_cost` per pair sitting on the same run; and
   for a curve read alone, per run another curve holds, when it is read again (`give_way`).
 - Skip, for a curve read alone (`viterbi_single`): from a run straight to a run up to
@@ -45,11 +47,13 @@ MIN_SHARED = 3
 COST_CHUNK = 1 << 20  # joint-state costs precomputed at a time (8 MiB of float64)
 
 
-def transitions(cands: Candidates, params: ExtractParams, height: int, step: int = 1) -> np.ndarray:
+def transitions(cands: Candidates, params: ExtractParams, height: int, step: int = 1, wrap: bool = False) -> np.ndarray:
     """Cost of one curve moving from each state of column x-step to each state of column x.
 
     `height` is the track's (the image's) height in px. With `step` > 1 only moves between
     candidates are meaningful (`viterbi_single`'s skips); the absent state's entries are still filled.
+    With `wrap` (a curve with a backup scale) the rows are cyclic: a run at the bottom edge touches
+    one at the top edge, and the gap and travel are the shorter way, across the paper or through the edges.
 
     Shape:
         Returns (W-step, M+1, M+1); row = previous state, column = current state; state M = absent.
@@ -62,6 +66,11 @@ def transitions(cands: Candidates, params: ExtractParams, height: int, step: int
     # Along connected ink the middle's travel costs one unit per track height: a full-height spike
     # stays far cheaper than a gap, but of two touching runs the one that continues the curve wins.
     drift = np.abs((top_cur + bot_cur) - (top_prev + bot_prev)) / (2.0 * height)
+    if wrap:
+        # Off the bottom edge and in at the top, or the other way: the paper rows left on each side of the edge.
+        through = np.minimum((height - 1.0 - bot_prev) + top_cur, top_prev + (height - 1.0 - bot_cur))
+        gap = np.minimum(gap, np.maximum(0.0, through))
+        drift = np.minimum(drift, 1.0 - drift)
     cost = np.full((cands.top.shape[0] - step, m + 1, m + 1), np.inf)
     with np.errstate(invalid="ignore"):
         cost[:, :m, :m] = np.where(np.isfinite(gap), gap / params.jump_px + drift, np.inf)
@@ -97,23 +106,31 @@ def crossing_penalty(n_curves: int, n_states: int, crossing_cost: float) -> np.n
     return penalty
 
 
-def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float,
+            variant: np.ndarray | None = None) -> np.ndarray:
     """Exact best joint path of G independent groups of g curves each (g <= `MAX_JOINT`).
 
     Args:
         emission: per group and curve, the cost of each state in each column.
-        transition: per column step, the cost of one curve's state change (shared by every curve).
+        transition: per column step, the cost of one curve's state change: one table shared by every
+            curve, or V tables (e.g. without and with a backup scale, `transitions(wrap=)`).
         crossing_cost: added per pair of one group's curves sitting on the same candidate.
+        variant: with V tables, which one each group's curve moves by; None: the first for all.
 
     Returns:
         States per group, curve and column (M = absent).
 
     Shape:
-        emission: (G, g, W, M+1); transition: (W-1, M+1, M+1). Returns (G, g, W) int64.
+        emission: (G, g, W, M+1); transition: (W-1, M+1, M+1) or (V, W-1, M+1, M+1); variant: (G, g) int.
+        Returns (G, g, W) int64.
     """
     n_groups, g, width, n = emission.shape
     if g > MAX_JOINT:
         raise ValueError(f"an exact joint search reads at most {MAX_JOINT} curves at once, got {g}; use peel()")
+    tables = transition if transition.ndim == 4 else transition[None]
+    variant = np.zeros((n_groups, g), dtype=np.int64) if variant is None else np.asarray(variant, dtype=np.int64)
+    # One table for every curve (the common case) is broadcast as it is; otherwise each group's curve picks its own.
+    shared = [int(variant[0, a]) if (variant[:, a] == variant[0, a]).all() else None for a in range(g)]
     penalty = crossing_penalty(g, n, crossing_cost)
 
     def column_costs(start: int, stop: int) -> np.ndarray:
@@ -134,9 +151,12 @@ def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) 
     for start in range(1, width, chunk):
         costs = column_costs(start, min(width, start + chunk))
         for x in range(start, min(width, start + chunk)):
-            step = transition[x - 1]
             # One curve axis at a time: axes before `a` already hold current states, those after still previous ones.
             for a in range(1, g + 1):
+                if shared[a - 1] is not None:
+                    step = tables[shared[a - 1], x - 1]
+                else:  # (G, 1, ..., previous, current): group by group
+                    step = tables[variant[:, a - 1], x - 1].reshape((n_groups,) + (1,) * (g - 1) + (n, n))
                 moved = total.transpose(to_last[a])[..., :, None] + step  # (..., previous, current)
                 back[x, a - 1] = moved.argmin(axis=-2).transpose(from_last[a])
                 total = moved.min(axis=-2).transpose(from_last[a])
@@ -152,7 +172,8 @@ def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) 
     return states
 
 
-def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParams, height: int) -> np.ndarray:
+def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParams, height: int,
+                   wrap: np.ndarray | None = None) -> np.ndarray:
     """Exact best path of G independent curves, each free to jump a gap of up to `SKIP_COLUMNS` in place.
 
     Absence forgets where the curve was, so a broken curve followed through the absent state pays
@@ -160,18 +181,24 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
     cheaper to leave unread. Here a curve on a run at column x-d (2 <= d <= `SKIP_COLUMNS`) may
     also move straight to a run at column x, paying `absent_cost` for each skipped column and the
     transition cost between the two runs: it keeps its place through a dash or dot gap. The skipped
-    columns are absent in the path (bridged later, confidence 0).
+    columns are absent in the path (bridged later, confidence 0). A curve with `wrap` set (a backup
+    scale) moves by the cyclic costs (`transitions(wrap=True)`).
 
     Shape:
-        emission: (G, W, M+1). Returns (G, W) int64.
+        emission: (G, W, M+1); wrap: (G,) bool, default all False. Returns (G, W) int64.
     """
     n_curves, width, n = emission.shape
     m = n - 1
-    step_cost = transitions(cands, params, height)
-    # skip_cost[x, d - 2]: from each run of column x - d to each run of column x (inf before column d).
-    skip_cost = np.full((width, SKIP_COLUMNS - 1, m, m), np.inf)
-    for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
-        skip_cost[d:, d - 2] = transitions(cands, params, height, d)[:, :m, :m] + (d - 1) * params.absent_cost
+    flags = np.zeros(n_curves, dtype=bool) if wrap is None else np.asarray(wrap, dtype=bool)
+    variants = sorted(set(flags.tolist()))
+    pick_variant = np.searchsorted(variants, flags)  # each curve's table
+    step_cost = np.stack([transitions(cands, params, height, wrap=v) for v in variants])
+    # skip_cost[v, x, d - 2]: from each run of column x - d to each run of column x (inf before column d).
+    skip_cost = np.full((len(variants), width, SKIP_COLUMNS - 1, m, m), np.inf)
+    for v, cyclic in enumerate(variants):
+        for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
+            skip_cost[v, d:, d - 2] = (transitions(cands, params, height, d, cyclic)[:, :m, :m]
+                                       + (d - 1) * params.absent_cost)
     distances = np.arange(2, SKIP_COLUMNS + 1)
     back = np.zeros((width, n_curves, n), dtype=np.uint8)  # previous state
     came = np.ones((width, n_curves, n), dtype=np.uint8)  # columns back it came from
@@ -179,12 +206,15 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
     recent = np.full((SKIP_COLUMNS, n_curves, n), np.inf)
     recent[0] = emission[:, 0]
     for x in range(1, width):
-        moved = recent[(x - 1) % SKIP_COLUMNS][:, :, None] + step_cost[x - 1]
+        # One table for all (no curve wraps, or all do) broadcasts; mixed curves each take their own.
+        step = step_cost[0, x - 1] if len(variants) == 1 else step_cost[pick_variant, x - 1]
+        moved = recent[(x - 1) % SKIP_COLUMNS][:, :, None] + step
         back[x] = moved.argmin(axis=1)
         total = moved.min(axis=1)
         # Every skip at once, in one array per column (the loop's cost is numpy calls, not arithmetic):
         # (G, distance x previous run, current run); on ties the shortest skip, then a step, wins.
-        jumped = recent[(x - distances) % SKIP_COLUMNS][:, :, :m, None] + skip_cost[x][:, None]
+        skip = skip_cost[0, x][:, None] if len(variants) == 1 else skip_cost[pick_variant, x].swapaxes(0, 1)
+        jumped = recent[(x - distances) % SKIP_COLUMNS][:, :, :m, None] + skip
         jumped = jumped.transpose(1, 0, 2, 3).reshape(n_curves, -1, m)
         pick = jumped.argmin(axis=1)
         best = np.take_along_axis(jumped, pick[:, None], axis=1)[:, 0]
@@ -205,19 +235,22 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
     return states
 
 
-def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> np.ndarray:
+def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float,
+         variant: np.ndarray | None = None) -> np.ndarray:
     """Approximate joint path of more than `MAX_JOINT` curves: peeled one by one, then improved pair by pair.
 
     First each curve in turn gets its exact path given the curves before it (paying `crossing_cost`
     on every candidate one of them holds). Then, in sweeps, every pair of curves gets its exact
     joint path given all the others, until no path changes (at most `PEEL_SWEEPS` sweeps). Each
     step lowers or keeps the joint cost, so it ends; a pair step can undo a swap two curves made
-    where they met, which a one-curve step cannot.
+    where they met, which a one-curve step cannot. `transition` and `variant` as for `viterbi`.
 
     Shape:
-        emission: (g, W, M+1); transition: (W-1, M+1, M+1). Returns (g, W) int64.
+        emission: (g, W, M+1); transition: (W-1, M+1, M+1) or (V, W-1, M+1, M+1); variant: (g,) int.
+        Returns (g, W) int64.
     """
     g, width, n = emission.shape
+    variant = np.zeros(g, dtype=np.int64) if variant is None else np.asarray(variant, dtype=np.int64)
     states = np.full((g, width), n - 1, dtype=np.int64)  # all absent: nobody holds anything yet
 
     def held(skip: tuple[int, ...]) -> np.ndarray:
@@ -229,11 +262,13 @@ def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> 
         return crossing_cost * count
 
     for k in range(g):
-        states[k] = viterbi((emission[k] + held((k,)))[None, None], transition, crossing_cost)[0, 0]
+        states[k] = viterbi((emission[k] + held((k,)))[None, None], transition, crossing_cost,
+                            variant[None, [k]])[0, 0]
     for _ in range(PEEL_SWEEPS):
         changed = False
         for pair in itertools.combinations(range(g), 2):
-            found = viterbi((emission[list(pair)] + held(pair)[None])[None], transition, crossing_cost)[0]
+            found = viterbi((emission[list(pair)] + held(pair)[None])[None], transition, crossing_cost,
+                            variant[None, list(pair)])[0]
             changed |= not np.array_equal(found, states[list(pair)])
             states[list(pair)] = found
         if not changed:
@@ -242,7 +277,7 @@ def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float) -> 
 
 
 def give_way(emission: np.ndarray, states: np.ndarray, singles: list[int], cands: Candidates, params: ExtractParams,
-             height: int) -> np.ndarray:
+             height: int, wrap: np.ndarray | None = None) -> np.ndarray:
     """Curves read alone that read another curve's pixels are read again, weakest claim first, paying to share.
 
     Curves of different styles are read independently, each on its own class's evidence. Where
@@ -262,9 +297,10 @@ def give_way(emission: np.ndarray, states: np.ndarray, singles: list[int], cands
         emission: every curve's emission costs (`emissions`).
         states: every curve's states from the first reading; changed in place and returned.
         singles: the curves read alone (groups of one, `viterbi_single`); others only hold runs.
+        wrap: which curves have a backup scale (`viterbi_single`); None: none.
 
     Shape:
-        emission: (K, W, M+1); states: (K, W) int64.
+        emission: (K, W, M+1); states: (K, W) int64; wrap: (K,) bool.
     """
     width, m = states.shape[1], emission.shape[2] - 1
 
@@ -281,7 +317,8 @@ def give_way(emission: np.ndarray, states: np.ndarray, singles: list[int], cands
             if other != k:
                 np.add.at(held, (cols, states[other, cols]), params.crossing_cost)
         held[:, m] = 0.0  # absence is never shared
-        states[k] = viterbi_single((emission[k] + held)[None], cands, params, height)[0]
+        states[k] = viterbi_single((emission[k] + held)[None], cands, params, height,
+                                   None if wrap is None else wrap[[k]])[0]
     return states
 
 

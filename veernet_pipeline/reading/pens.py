@@ -103,7 +103,7 @@ def read_thick_thin(probs: np.ndarray, plan: ReadingPlan, confidence: np.ndarray
     classes = [SOLID, SOLID, *plan.classes[2:]]
     coloured = rgb is not None and None not in plan.colours[:2]
     # The two solid lines: each on its pen's ink where both are named, else the higher first.
-    rows, confidence = trace_curves(probs, params, classes, rgb, plan.colours)
+    rows, confidence = trace_curves(probs, params, classes, rgb, plan.colours, plan.wraps)
     widths = pen_widths(solid, rows[:2])
     name = plan.calibration.curves[1].mnemonic
     found = (f"{name} (curve B; the sidecar names no style, so a broken line) found broken ink in {read:.0%} of "

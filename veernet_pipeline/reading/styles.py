@@ -139,6 +139,14 @@ class ReadingPlan:
         return [c.colour for c in self.calibration.curves]
 
     @property
+    def wraps(self) -> list[bool]:
+        """Whether each read curve has a backup scale, so its path may leave one edge and re-enter at the other.
+
+        A binary map reads one curve on the first curve's scale, whatever the sidecar names.
+        """
+        return [c.backup_wraps > 0 for c in self.calibration.curves[:len(self.classes)]]
+
+    @property
     def kinds(self) -> list[tuple[tuple[int, ...], str | None]]:
         """What tells each curve apart: its classes and its pen. Curves of one kind are drawn alike."""
         return list(zip(self.classes, self.colours, strict=True))

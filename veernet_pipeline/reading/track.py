@@ -45,6 +45,6 @@ def read_track(probs: np.ndarray, calibration: Calibration | None, params: Extra
         probs: (C, H, W), C in (2, 7); rgb: (H, W, 3) uint8.
     """
     plan = plan_reading(probs, calibration, params)
-    rows, confidence = trace_curves(probs, params, plan.classes, rgb, plan.colours)
+    rows, confidence = trace_curves(probs, params, plan.classes, rgb, plan.colours, plan.wraps)
     again = read_thick_thin(probs, plan, confidence, params, rgb)
     return TrackReading(plan, rows, confidence) if again is None else TrackReading(*again)
