@@ -123,7 +123,7 @@ def trace_curves(
         cols = np.nonzero(states[k] < m)[0]
         confidence[k, cols] = (cands.share[k, cols, states[k, cols]] * cands.peak[cols, states[k, cols]]
                                / holders[k, cols])
-        out_rows[k] = refine_rows(cands, k, states[k])
+        out_rows[k] = refine_rows(cands, k, states[k], height if wrap[k] else None)
     for k in range(len(classes)):
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
     # Across joint absences first, then at contacts: each swaps whole tails, so neither undoes the other.

@@ -20,7 +20,7 @@ PASS_STROKES = 2.0
 PASS_COLUMNS = 4
 
 
-def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
+def refine_rows(cands: Candidates, curve: int, path: np.ndarray, wrap_height: int | None = None) -> np.ndarray:
     """The row a curve reads in each column of its path: the run's centre, or its far end where a steep path turns.
 
     The stroke width is the median run height along the path. A run taller than twice that is a
@@ -28,6 +28,10 @@ def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
     the column's centre is the run's middle where the stroke passes through, but its far end where
     the stroke turns back (both neighbours' centres on one side: a spike's tip). The far end is
     taken half a stroke width in, the centre of the tip's pen.
+
+    A curve with a backup scale (`wrap_height`, the track's height) leaves one edge and re-enters at the
+    other: a neighbour is on the side the short way round, so a stroke leaving through the bottom edge
+    passes through its column rather than turning at the bottom (its next row, near the top, is below it).
 
     Shape:
         path: (W,) states (M = absent). Returns (W,) rows, NaN where absent.
@@ -46,6 +50,10 @@ def refine_rows(cands: Candidates, curve: int, path: np.ndarray) -> np.ndarray:
     stroke = float(np.nanmedian(height))
     before = np.concatenate([[np.nan], centre[:-1]])
     after = np.concatenate([centre[1:], [np.nan]])
+    if wrap_height is not None:  # each neighbour where it lies the short way round the cylinder
+        half_turn = wrap_height / 2.0
+        before = centre + np.mod(before - centre + half_turn, wrap_height) - half_turn
+        after = centre + np.mod(after - centre + half_turn, wrap_height) - half_turn
     steep = height > 2.0 * stroke
     tip_down = steep & (before < centre) & (after < centre)  # both neighbours above: the curve turns at the bottom
     tip_up = steep & (before > centre) & (after > centre)
