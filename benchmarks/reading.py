@@ -12,7 +12,9 @@ profile's `extract:` settings (candidates per column, costs) are used. After one
 median of `--repeats` calls is reported; the candidate step (`find_candidates`) is timed alone too,
 and every case again with `height_weight_styles` 0: the cost of the second search of the track that
 run heights between styles make. It runs only where two curves' typical run heights differ by 1 px
-or more, so one case draws its four curves with pens of 1-4 px.
+or more, so one case draws its four curves with pens of 1-4 px. Every case is timed once more with every
+second curve (B, D) given a backup scale: such curves move by their own cyclic costs (`paths.transitions(wrap=True)`),
+so a track mixing both builds and indexes two tables of costs.
 
 Writes `reading.json` and `reading.md` into `--out` (default: `results/` beside this script).
 """
@@ -77,10 +79,12 @@ def run_case(name: str, styles: list[int], extract: ExtractParams, repeats: int)
     # The same without run heights between styles: what their second search of the track costs.
     off = extract.model_copy(update={"height_weight_styles": 0.0})
     without = median_seconds(lambda: trace_curves(probs, off, classes), repeats)
+    wraps = [k % 2 == 1 for k in range(len(styles))]
+    wrapped = median_seconds(lambda: trace_curves(probs, extract, classes, wraps=wraps), repeats)
     candidates = median_seconds(
         lambda: find_candidates(probs, classes, extract.max_candidates, extract.min_confidence), repeats)
     return {"case": name, "curves": len(styles), "seconds": round(total, 3), "candidates_seconds": round(candidates, 3),
-            "seconds_without_height_styles": round(without, 3)}
+            "seconds_without_height_styles": round(without, 3), "seconds_half_backup_scales": round(wrapped, 3)}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -98,13 +102,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     document = {"size": [HEIGHT, WIDTH], "profile": args.profile, "extract": extract.model_dump(),
                 "repeats": args.repeats, "runs": runs, "machine": machine(load_before)}
     header = ["Case", "Curves", "Path search s (median)", "of which candidates s", "Ratio to 2 curves",
-              "without run heights between styles, s", "ratio with / without"]
+              "without run heights between styles, s", "ratio with / without", "B, D with backup scales, s",
+              "ratio to none"]
     rows = [[r["case"], str(r["curves"]), f"{r['seconds']:.2f}", f"{r['candidates_seconds']:.2f}",
              f"{r['ratio_to_baseline']:.2f}", f"{r['seconds_without_height_styles']:.2f}",
-             f"{r['seconds'] / r['seconds_without_height_styles']:.2f}"] for r in runs]
+             f"{r['seconds'] / r['seconds_without_height_styles']:.2f}", f"{r['seconds_half_backup_scales']:.2f}",
+             f"{r['seconds_half_backup_scales'] / r['seconds']:.2f}"] for r in runs]
     body = (f"`trace_curves` on one {HEIGHT} x {WIDTH} probability map, profile `{args.profile}` "
             f"(max_candidates {extract.max_candidates}), median of {args.repeats} after a warm-up.\n\n"
-            + markdown_table(header, rows, right={1, 2, 3, 4, 5, 6}) + "\n" + load_note(document["machine"]) + "\n")
+            + markdown_table(header, rows, right=set(range(1, 9))) + "\n" + load_note(document["machine"]) + "\n")
     write_results(args.out, "reading", document, "Path search time, 640 x 12,800 px", body)
     return document
 
