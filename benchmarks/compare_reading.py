@@ -31,11 +31,24 @@ from compare_models import HERE, paired, style_figures, table, verdict
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 
-READ = ("import sys; from pathlib import Path; from veernet_pipeline.config import load_settings; "
+# The first thing the other checkout's process does: make sure its `veernet_pipeline` is that checkout's. `python -c`
+# puts its working folder first on sys.path, before PYTHONPATH, so run from this checkout it would import this one's.
+CHECK_IMPORT = ("import sys; from pathlib import Path; import veernet_pipeline; code = Path(sys.argv.pop(1)); "
+                "assert code in Path(veernet_pipeline.__file__).resolve().parents, "
+                "f'imported {veernet_pipeline.__file__}, not the checkout {code}'; ")
+READ = ("from veernet_pipeline.config import load_settings; "
         "from veernet_pipeline.evaluation.evaluate import evaluate_model; "
         "model, set_dir, out, split, n, params, profile = sys.argv[1:]; s = load_settings(Path(params), profile); "
         "evaluate_model(Path(model), Path(set_dir), Path(out), s.evaluate.model_copy(update={'max_logs': int(n)}), "
         "s.extract, split, seed=s.seed)")
+
+
+def run_with_code(code: Path, script: str, args: list[str]) -> None:
+    """Run `script` (`python -c`) with the checkout at `code` as its `veernet_pipeline`: from that checkout's folder
+    and with it on PYTHONPATH, after `CHECK_IMPORT` (the process fails if it got another package)."""
+    code = code.resolve()
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    subprocess.run([sys.executable, "-c", CHECK_IMPORT + script, str(code), *args], check=True, env=env, cwd=code)
 
 
 def read(code: Path | None, model: Path, set_dir: Path, split: str, max_logs: int, settings: Any,
@@ -46,9 +59,8 @@ def read(code: Path | None, model: Path, set_dir: Path, split: str, max_logs: in
             params = settings.evaluate.model_copy(update={"max_logs": max_logs})
             evaluate_model(model, set_dir, out, params, settings.extract, split, seed=settings.seed)
         else:
-            env = {**os.environ, "PYTHONPATH": str(code.resolve())}
-            subprocess.run([sys.executable, "-c", READ, str(model), str(set_dir), str(out), split, str(max_logs),
-                            str(HERE.parent / "params.yaml"), settings.profile], check=True, env=env)
+            run_with_code(code, READ, [str(model.resolve()), str(set_dir.resolve()), str(out.resolve()), split,
+                                       str(max_logs), str(HERE.parent / "params.yaml"), settings.profile])
     return pd.read_csv(out / "per_log.csv", dtype={"id": str})
 
 
