@@ -81,21 +81,32 @@ def as_style_probs(probs: np.ndarray) -> np.ndarray:
     return out
 
 
+def style_lines(probs: np.ndarray, params: ExtractParams) -> np.ndarray:
+    """How many separate lines of each style every column shows: its runs whose ink that style dominates.
+
+    A run counts for the style holding most of its curve ink, where that is at least half of it.
+
+    Shape:
+        probs: (7, H, W). Returns (len(STYLES), W) int, in `STYLES` order.
+    """
+    singles = [(style_class(style),) for style in STYLES]
+    cands = find_candidates(probs, singles, params.max_candidates, params.min_confidence)
+    dominant = cands.share.argmax(axis=0)  # (W, M): the style with most of each run's ink
+    strong = cands.valid & (cands.share.max(axis=0) >= 0.5)
+    return np.stack([((dominant == i) & strong).sum(axis=1) for i in range(len(STYLES))])
+
+
 def detect_styles(probs: np.ndarray, params: ExtractParams) -> list[str]:
     """The styles of the curves a style-class map supports, one entry per curve, in class order.
 
     Shape:
         probs: (7, H, W).
     """
-    singles = [(style_class(style),) for style in STYLES]
-    cands = find_candidates(probs, singles, params.max_candidates, params.min_confidence)
-    dominant = cands.share.argmax(axis=0)  # (W, M): the style with most of each run's ink
-    strong = cands.valid & (cands.share.max(axis=0) >= 0.5)
+    lines = style_lines(probs, params)
     supported: list[tuple[float, int, str]] = []
     for i, style in enumerate(STYLES):
-        runs = ((dominant == i) & strong).sum(axis=1)  # runs of this style per column
         for n in range(1, MAX_CURVES + 1):
-            support = float(np.mean(runs >= n))
+            support = float(np.mean(lines[i] >= n))
             if support < params.min_support:
                 break
             supported.append((support, i, style))

@@ -14,6 +14,7 @@ from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.pens import read_thick_thin
+from veernet_pipeline.reading.spare_lines import read_on_spare_lines
 from veernet_pipeline.reading.styles import ReadingPlan, plan_reading
 
 
@@ -47,4 +48,8 @@ def read_track(probs: np.ndarray, calibration: Calibration | None, params: Extra
     plan = plan_reading(probs, calibration, params)
     rows, confidence = trace_curves(probs, params, plan.classes, rgb, plan.colours, plan.wraps)
     again = read_thick_thin(probs, plan, confidence, params, rgb)
-    return TrackReading(plan, rows, confidence) if again is None else TrackReading(*again)
+    if again is not None:
+        plan, rows, confidence = again
+    # A curve named in a style the net did not see, read on a style that shows a line to spare.
+    spare = read_on_spare_lines(probs, plan, confidence, params, rgb)
+    return TrackReading(plan, rows, confidence) if spare is None else TrackReading(*spare)
