@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.io.classes import BROKEN_STYLES, STYLES, style_class
+from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, STYLES, style_class
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.styles import ReadingPlan, style_lines
 
@@ -84,7 +84,7 @@ def read_on_spare_lines(probs: np.ndarray, plan: ReadingPlan, first_confidence: 
     Shape:
         probs: (7, H, W). first_confidence: (K, W). Returned rows and confidence: (K, W).
     """
-    if probs.shape[0] != len(STYLES) + 2:
+    if probs.shape[0] != NUM_CLASSES:
         return None
     named = [STYLE_OF_CLASS.get(curve[0]) if len(curve) == 1 else None for curve in plan.classes]
     found = first_confidence.mean(axis=1)
