@@ -83,7 +83,7 @@ def test_a_wrapped_curve_read_jointly_with_its_twin(test_settings: Settings) -> 
     paint(probs, other, SOLID)
     off = X[drawn < 40]
     rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)], wraps=[False, True])
-    # Curves drawn alike are listed top first (extract.same_class_order): the mid-track one, then the wrapped one.
+    # Curves drawn alike are listed top first (alike_order.same_class_order): the mid-track one, then the wrapped one.
     np.testing.assert_allclose(rows[1, off], centre(drawn)[off], atol=1.0)
     np.testing.assert_allclose(rows[0], centre(other), atol=1.0)
     with pytest.raises(ValueError, match="one flag per curve"):

@@ -9,7 +9,7 @@ closest assignment gives it another curve's truth. For two curves this is the se
 
 Curves drawn alike. Curves of identical classes (two solid curves, or every curve of the
 classical tracer) look the same to any reader, so nothing in the picture says which is which
-mnemonic. Their reading lists them top first (`reading.extract.same_class_order`); evaluation
+mnemonic. Their reading lists them top first (`reading.alike_order.same_class_order`); evaluation
 scores such a group under whichever assignment of read to true curves fits best over the whole
 log (`best_assignment`), and still counts every column where the chosen assignment is beaten.
 """

@@ -27,8 +27,8 @@ does. So do we (docs/reading.md):
    whose typical run heights differ is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
    other's line after it gets that line (`untangle`), and after a stretch where both are absent, the one whose
-   rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first
-   (`same_class_order`).
+   rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first,
+   except that lines stepping through an edge go to curves with a backup scale (`reading.alike_order`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.reading.alike_order import alike_order
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
@@ -130,7 +131,7 @@ def trace_curves(
     pairs = alike_pairs(kinds, typical)
     rejoin(out_rows, confidence, pairs)
     untangle(out_rows, confidence, pairs)
-    order = same_class_order(out_rows, kinds)
+    order = alike_order(out_rows, kinds, wrap, height, params.max_gap)
     return out_rows[order], confidence[order]
 
 
@@ -149,24 +150,6 @@ def run_holders(states: np.ndarray, absent: int) -> np.ndarray:
     present = states != absent
     same = (states[:, None] == states[None]) & present[:, None] & present[None]
     return same.sum(axis=1)
-
-
-def same_class_order(rows: np.ndarray, classes: Sequence[Hashable]) -> np.ndarray:
-    """Curve order in which curves of identical classes (or kinds) are sorted by mean row, top first; others stay.
-
-    Nothing in the picture says which of two curves drawn alike is which mnemonic, so the reading
-    states a rule an operator can check against the sidecar: the higher of two curves drawn alike
-    (lower mean row over the columns read) comes first. A curve never read sorts last.
-
-    Shape:
-        rows: (K, W). Returns (K,) int64, a permutation.
-    """
-    order = np.arange(len(classes))
-    for kind in dict.fromkeys(classes):
-        slots = [k for k in range(len(classes)) if classes[k] == kind]
-        means = [np.nanmean(rows[k]) if np.isfinite(rows[k]).any() else np.inf for k in slots]
-        order[slots] = [slots[i] for i in np.argsort(means, kind="stable")]
-    return order
 
 
 def curve_groups(classes: Sequence[tuple[int, ...]]) -> list[list[int]]:
