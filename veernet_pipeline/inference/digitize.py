@@ -124,7 +124,8 @@ def digitize_scan(
     notes.extend(enlarge_notes(scan, scale, extract.enlarge))
     notes.append("each curve read along a path over runs of the ink of its line style (docs/reading.md); "
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
-                 "curves drawn alike are listed top first")
+                 "curves drawn alike are listed top first, but a line that steps out through one edge and in at the "
+                 "other goes to one with a backup scale")
     curves: list[LasCurve] = []
     for k, label in enumerate(plan.labels):
         scale = calib.curves[k]
