@@ -15,7 +15,7 @@ import torch
 
 from tests.nets import InkIsStyle
 from veernet_pipeline.config import Settings
-from veernet_pipeline.evaluation.evaluate import evaluate_log, evaluate_model
+from veernet_pipeline.evaluation.evaluate import evaluate_log, evaluate_model, score_curves
 from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.summary import summarise, write_comparison
@@ -106,6 +106,21 @@ def test_per_log_csv_has_the_contract_columns(tmp_path: Path) -> None:
 
 def _las(path: Path, depth: np.ndarray, gr: np.ndarray, rdep: np.ndarray) -> None:
     write_las(path, depth, "M", [LasCurve("GR", "GAPI", gr), LasCurve("RDEP", "OHMM", rdep)], {"WELL": "TEST 1"}, [])
+
+
+def test_own_line_says_whether_a_curve_drawn_alike_was_written_with_its_own_line() -> None:
+    """Three curves on a 100-row track: two solid ones read the wrong way round, a dashed one read right. The
+    best assignment scores each solid truth against the other's line, so the LAS's two solid curves carry each
+    other's values: own_line 0 for both (by hand), 1 for the dashed curve; read the right way round, 1 for all."""
+    truth = np.stack([np.linspace(0.2, 0.3, 40), np.linspace(0.7, 0.6, 40), np.full(40, 0.5)])
+    classes = [(style_class("solid"),), (style_class("solid"),), (style_class("dashed"),)]
+    swapped = truth[[1, 0, 2]] * 100 - 0.5
+    scores, _, order = score_curves(swapped, truth, classes, 100)
+    assert order.tolist() == [1, 0, 2]
+    assert [s["own_line"] for s in scores] == [0.0, 0.0, 1.0]
+    assert min(s["r2"] for s in scores) > 0.99  # the R² figures forgive it
+    scores, _, _ = score_curves(truth * 100 - 0.5, truth, classes, 100)
+    assert [s["own_line"] for s in scores] == [1.0, 1.0, 1.0]
 
 
 def test_truth_tracks_interpolates_at_column_depths(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence
     truth sweeps (`curve_metrics`), and the log's identity swaps are counted (`identity.swap_share`).
 
     Returns:
-        Per true curve its `curve_metrics` plus `curve_swap_share`; the log's swap share; the
+        Per true curve its `curve_metrics` plus `curve_swap_share` and `own_line` (1.0 when the curve is scored
+        against the line read for it, 0.0 when its group's best assignment gave it another); the log's swap share; the
         order in which the read curves were scored (true curve k against read curve order[k]).
 
     Shape:
@@ -188,8 +189,10 @@ def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence
     order = best_assignment(pred, lo, hi, alike_groups(classes))
     pred = pred[order]
     swaps, per_curve = swap_share(pred, lo, hi)
-    scores = [{**curve_metrics(pred[k], truth[k], (lo[k], hi[k])), "curve_swap_share": float(per_curve[k])}
-              for k in range(pred.shape[0])]
+    # own_line: 1 where the line written under curve k is the one scored against it, 0 where the best assignment took
+    # another of its group's lines (the LAS carries that curve under the wrong mnemonic for the whole log).
+    scores = [{**curve_metrics(pred[k], truth[k], (lo[k], hi[k])), "curve_swap_share": float(per_curve[k]),
+               "own_line": float(order[k] == k)} for k in range(pred.shape[0])]
     return scores, swaps, order
 
 

@@ -16,8 +16,8 @@ from veernet_pipeline.reading.picture import Series, curve_name, render_curves_p
 
 PER_LOG_COLUMNS = (
     "id", "well", "curve", "mnemonic", "unit", "style", "width", "height", "n_curves", "r2", "mae", "mse", "coverage",
-    "n", "pearson_abs", "misread_share", "swap_share", "curve_swap_share", "mae_physical", "mean_confidence", "scale",
-    "wrapped_share", "features",
+    "n", "pearson_abs", "misread_share", "swap_share", "curve_swap_share", "own_line", "mae_physical",
+    "mean_confidence", "scale", "wrapped_share", "features",
 )
 _CURVE_STYLES = ("-", "--", ":", "-.")
 
