@@ -3,6 +3,7 @@
     python benchmarks/losses.py [--budget-steps N] [--set-dir SET] [--binary MODEL_DIR] [--profile cpu] [--set k=v ...]
     python benchmarks/losses.py --budget-steps N --estimate 20 [...]   # time 20 steps per loss, project the cost
     python benchmarks/losses.py --budget-steps N --rows-dir DIR --only dice [...]   # one loss now, the rest later
+    python benchmarks/losses.py --losses dice tversky --trained tversky=MODEL_DIR [...]   # two, one already trained
 
 Every loss of `training/losses` (dice, focal, lovasz, soft_ce, tversky) trains the multiclass
 stage with `train_stage`, starting from the same binary weights, on the same synthetic set, with
@@ -35,7 +36,11 @@ Figures are per line style (`metrics.json` "styles": the gate's grouping), media
 Writes `results/losses.json` (settings, per-loss metrics and tests, training histories) beside this
 script and `docs/loss-ablation.md` (the table and the verdict) in the repository, and prints the table.
 `--estimate N` trains only N optimiser steps per loss, writes nothing, and prints seconds per step
-and the projected cost of the full run.
+and the projected cost of the full run. `--losses` compares only those losses (the others sat out by
+an earlier run's verdict); `--trained LOSS=DIR` scores a model trained beforehand with these params
+and the same training code, where the stage fingerprint no longer says so because code elsewhere in
+the package changed: the row names that folder and its recorded fingerprint, and the caller vouches
+for the training (docs/loss-ablation.md says how it was checked).
 """
 
 from __future__ import annotations
@@ -192,8 +197,9 @@ def budget_epochs(set_dir: Path, settings: Settings, budget_steps: int) -> int:
 
 def estimate(per_loss: dict[str, Settings], set_dir: Path, binary: Path, steps: int) -> dict[str, Any]:
     """Seconds per optimiser step of each loss over `steps` steps, and the full run's projected training hours."""
-    full = per_loss[LOSSES[0]].train_multiclass
-    per_epoch, logs = steps_per_epoch(set_dir, per_loss[LOSSES[0]])
+    first = next(iter(per_loss.values()))
+    full = first.train_multiclass
+    per_epoch, logs = steps_per_epoch(set_dir, first)
     steps_per_run = full.epochs * per_epoch
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="veernet-losses-") as work:
@@ -220,7 +226,8 @@ def estimate(per_loss: dict[str, Settings], set_dir: Path, binary: Path, steps: 
 
 def run(set_dir: Path, binary: Path, params: Path | None, profile: str, overrides: list[str], json_out: Path,
         doc_out: Path, work_dir: Path | None = None, rows_dir: Path | None = None,
-        only: list[str] | None = None) -> dict[str, Any]:
+        only: list[str] | None = None, losses: list[str] | None = None,
+        trained: dict[str, Path] | None = None) -> dict[str, Any]:
     """Train and evaluate one multiclass model per loss, write the JSON and the doc, return the JSON document.
 
     With `work_dir`, each loss's model, evaluation and row stay in `work_dir/<loss>/`: a later run with the
@@ -229,9 +236,10 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
     rows live there instead (`<loss>.json`, small enough to commit), so the parts can run on different
     machines. With `only`, just those losses are trained and scored; the others' rows must already be
     current, else the comparison is not written and the document lists the losses still `pending`.
+    `losses` (default: all) are the losses compared; `trained` maps a loss to a model folder scored as its run.
     """
-    per_loss = settings_per_loss(params, profile, overrides)
-    settings = per_loss[LOSSES[0]]
+    per_loss = settings_per_loss(params, profile, overrides, losses)
+    settings = next(iter(per_loss.values()))
     recipe = load_settings(params, profile).train_multiclass
     default_loss = recipe.loss.name
     rows, histories, n_logs, pending = [], {}, 0, []
@@ -239,14 +247,16 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
         work = work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="veernet-losses-")))
         for loss, loss_settings in per_loss.items():
             saved = rows_dir / f"{loss}.json" if rows_dir else work / loss / ROW_FILE
+            given = (trained or {}).get(loss)
             if only and loss not in only:
-                result = kept_result(loss, run_keys(loss_settings, set_dir, binary), saved_record(saved), saved)
+                keys = run_keys(loss_settings, set_dir, binary, given)
+                result = kept_result(loss, keys, saved_record(saved), saved)
                 if result is None:
                     pending.append(loss)
                     continue
             else:
                 result = loss_result(loss, loss_settings, set_dir, binary, work / loss, saved,
-                                     recipe.checkpoint_every_steps)
+                                     recipe.checkpoint_every_steps, given)
             row, history, logs = result
             rows.append(row)
             histories[loss], n_logs = history, logs
@@ -293,14 +303,16 @@ ROW_FILE = "row.json"
 LossResult = tuple[dict[str, Any], list[dict[str, Any]], int]
 
 
-def run_keys(settings: Settings, set_dir: Path, binary: Path) -> dict[str, str]:
+def run_keys(settings: Settings, set_dir: Path, binary: Path, given: Path | None = None) -> dict[str, str]:
     """Digests of what one loss's training and its evaluation depend on: code, params and inputs.
 
     The stages' own fingerprints (`stages.cache.fingerprint`), so a row is reused exactly when the
-    pipeline would reuse the stage output.
+    pipeline would reuse the stage output. For a model `given` (trained beforehand), its training key is
+    that folder's recorded fingerprint and weights' version: the row holds while those weights do.
     """
     inputs = {"set": _identity(set_dir, INDEX_FILE), "binary": _identity(binary, WEIGHTS_FILE)}
-    train = fingerprint("train_multiclass", settings, inputs)
+    train = (f"given:{_given_record(given)['fingerprint']}:{files_version([given / WEIGHTS_FILE])}" if given
+             else fingerprint("train_multiclass", settings, inputs))
     return {"train": train, "evaluate": fingerprint("evaluate", settings, {"model": train, "set": inputs["set"]})}
 
 
@@ -330,19 +342,23 @@ def _trained_under(model: Path, train_key: str) -> bool:
 
 
 def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, folder: Path, saved: Path,
-                cadence: int) -> LossResult:
+                cadence: int, given: Path | None = None) -> LossResult:
     """(row, training history, logs scored) of one loss: reused from `saved` when its keys match, else computed.
 
     A model in `folder/model` whose training key still matches is evaluated again without training. Training
     resumes from `folder/model/checkpoints/last.pt` when that belongs to the same keys; checkpoints of other
-    code or params are set aside, never deleted (`claim_checkpoints`).
+    code or params are set aside, never deleted (`claim_checkpoints`). A `given` model is scored, never trained.
     """
-    keys, model = run_keys(settings, set_dir, binary), folder / "model"
+    keys, model = run_keys(settings, set_dir, binary, given), folder / "model"
     record = saved_record(saved)
     kept = kept_result(loss, keys, record, saved)
     if kept is not None:
         return kept
-    if record is not None and record["keys"]["train"] == keys["train"] and _trained_under(model, keys["train"]):
+    if given is not None:
+        model, train = given, _training_of(given)
+        log.info("loss %s: scoring the model given in %s (trained under fingerprint %s), not training", loss, given,
+                 train["fingerprint"])
+    elif record is not None and record["keys"]["train"] == keys["train"] and _trained_under(model, keys["train"]):
         log.info("loss %s: the model in %s is current; evaluating it again", loss, model)
         train = record["train"]
     elif (recipe := recipe_model(settings, set_dir, binary, cadence)) is not None:
@@ -384,9 +400,28 @@ def recipe_model(settings: Settings, set_dir: Path, binary: Path, cadence: int) 
         return None
     if record["data_version"] != files_version([folder / WEIGHTS_FILE]):  # weights changed since the stage wrote them
         return None
+    return folder, _training_of(folder)
+
+
+def _given_record(folder: Path) -> dict[str, Any]:
+    """The `_stage.json` of a model folder given with --trained, checked to hold the weights it recorded."""
+    record = recorded(folder)
+    if record is None or not (folder / HISTORY_FILE).is_file():
+        raise FileNotFoundError(f"{folder}: no _stage.json or {HISTORY_FILE}; --trained takes a model folder the "
+                                "train_multiclass stage wrote")
+    if record["data_version"] != files_version([folder / WEIGHTS_FILE]):
+        raise ValueError(f"{folder}: {WEIGHTS_FILE} changed since the stage recorded it; --trained takes the "
+                         "stage's own weights")
+    return record
+
+
+def _training_of(folder: Path) -> dict[str, Any]:
+    """The training record (seconds, final epoch, history, folder, fingerprint) of a stage-written model folder."""
+    record = _given_record(folder)
     history = json.loads((folder / HISTORY_FILE).read_text())
-    return folder, {"wall_clock_s": record["result"]["metrics"]["train_wall_clock_s"],
-                    "final": history[-1] if history else {}, "history": history, "trained_by": str(folder)}
+    return {"wall_clock_s": record["result"]["metrics"]["train_wall_clock_s"],
+            "final": history[-1] if history else {}, "history": history, "trained_by": str(folder),
+            "fingerprint": record["fingerprint"]}
 
 
 RESULT_MARK = "<!-- results: benchmarks/losses.py rewrites everything below this line -->"
@@ -399,10 +434,11 @@ def with_result(doc: Path, result: str) -> str:
     return f"{head}\n\n{RESULT_MARK}\n\n{result}"
 
 
-def settings_per_loss(params: Path | None, profile: str, overrides: list[str]) -> dict[str, Settings]:
-    """The same settings for every loss but `train_multiclass.loss.name`."""
+def settings_per_loss(params: Path | None, profile: str, overrides: list[str],
+                      losses: list[str] | None = None) -> dict[str, Settings]:
+    """The same settings for every loss compared (default: all, in `LOSSES` order) but `train_multiclass.loss.name`."""
     return {loss: load_settings(params, profile, [*overrides, f"train_multiclass.loss.name={loss}"])
-            for loss in LOSSES}
+            for loss in LOSSES if losses is None or loss in losses}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -430,6 +466,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--only", nargs="+", choices=LOSSES, metavar="LOSS",
                         help=f"train and score only these losses ({', '.join(LOSSES)}); the comparison is written "
                              "once every loss has a current row")
+    parser.add_argument("--losses", nargs="+", choices=LOSSES, metavar="LOSS",
+                        help="compare only these losses (default: all five)")
+    parser.add_argument("--trained", action="append", default=[], metavar="LOSS=DIR",
+                        help="score the model folder DIR (written by train_multiclass with these params) as LOSS's "
+                             "run instead of training it (repeatable)")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "losses.json", help="JSON output")
     parser.add_argument("--doc", type=Path, default=HERE.parent / "docs" / "loss-ablation.md", help="markdown output")
     args = parser.parse_args(argv)
@@ -440,17 +481,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     _check_inputs(set_dir, binary)
     if args.only and not (args.rows_dir or args.work_dir):
         parser.error("--only keeps its rows for a later run: give --rows-dir (or --work-dir) to keep them in")
+    trained = {}
+    for item in args.trained:
+        loss, _, folder = item.partition("=")
+        if loss not in (args.losses or LOSSES) or not folder:
+            parser.error(f"--trained {item}: give LOSS=DIR with LOSS one of the losses compared")
+        trained[loss] = Path(folder).resolve()
     if args.budget_steps:
         epochs = budget_epochs(set_dir, settings, args.budget_steps)
         args.overrides = [*args.overrides, f"train_multiclass.epochs={epochs}"]
         log.info("budget %d steps: %d epochs of %d steps per loss", args.budget_steps, epochs,
                  steps_per_epoch(set_dir, settings)[0])
     if args.estimate:
-        result = estimate(settings_per_loss(args.params, args.profile, args.overrides), set_dir, binary, args.estimate)
+        per_loss = settings_per_loss(args.params, args.profile, args.overrides, args.losses)
+        result = estimate(per_loss, set_dir, binary, args.estimate)
         print(result)
         return result
     return run(set_dir, binary, args.params, args.profile, args.overrides, args.json, args.doc, args.work_dir,
-               args.rows_dir, args.only)
+               args.rows_dir, args.only, args.losses, trained)
 
 
 if __name__ == "__main__":

@@ -157,3 +157,35 @@ def test_the_model_the_pipeline_trained_for_the_profile_loss_is_scored_not_train
                settings.path("models") / "multiclass" / "weights.pt")
     run(rows="rows-after-edit")
     assert trained == [recipe_loss, recipe_loss]
+
+
+def test_losses_compares_a_subset_and_trained_scores_a_model_given_without_training_it(
+        trained: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    params = make_project(tmp_path / "project")
+    settings = load_settings(params, profile="test")
+    synthesize(settings)
+    train_binary(settings)
+    train_multiclass(settings)
+    binary, given = settings.path("models") / "binary", settings.path("models") / "multiclass"
+
+    def run(*more: str) -> dict:
+        return losses.main(["--params", str(params), "--profile", "test", "--binary", str(binary),
+                            "--json", str(tmp_path / "losses.json"), "--doc", str(tmp_path / "loss-ablation.md"),
+                            "--set", "evaluate.split=val", "--set", "train_multiclass.lr=0.0005",
+                            "--losses", "dice", "tversky", *more])
+
+    # lr differs from what the stage trained with, so without --trained tversky would be trained too.
+    document = run("--trained", f"tversky={given}")
+    assert trained == ["dice"]
+    assert [row["loss"] for row in document["losses"]] == ["dice", "tversky"]
+    assert set(document["p_values_vs_winner"]) == {"dice", "tversky"} - {document["winner"]}
+    assert document["histories"]["tversky"] == json.loads((given / "history.json").read_text())
+
+    # A loss given that is not compared is refused; so are weights changed since the stage recorded them.
+    with pytest.raises(SystemExit):
+        run("--trained", f"focal={given}")
+    assert "--trained focal=" in capsys.readouterr().err
+    weights = torch.load(given / "weights.pt", weights_only=True)
+    torch.save({k: v + 1 if v.is_floating_point() else v for k, v in weights.items()}, given / "weights.pt")
+    with pytest.raises(ValueError, match="changed since the stage recorded it"):
+        run("--trained", f"tversky={given}")
