@@ -157,6 +157,11 @@ def markdown_table(rows: list[dict[str, Any]], winner: str, p_values: dict[str, 
     return "\n".join(lines) + "\n"
 
 
+def _shown(path: Path) -> str:
+    """`path` as the docs name it: relative to the repository when inside it."""
+    return str(path.resolve().relative_to(HERE.parent)) if path.resolve().is_relative_to(HERE.parent) else str(path)
+
+
 def _finite(value: Any) -> bool:
     return value is not None and math.isfinite(value)
 
@@ -291,7 +296,7 @@ def run(set_dir: Path, binary: Path, params: Path | None, profile: str, override
                 "rule": {"min_coverage": MIN_COVERAGE, "max_swap_share": MAX_SWAP_SHARE, "r2_tolerance": R2_TOLERANCE,
                          "alpha": ALPHA}, "losses": rows, "histories": histories}
     write_json_atomic(json_out, document)
-    result = (f"`{command}` ({time.strftime('%Y-%m-%d')}; raw figures in `benchmarks/results/losses.json`):\n\n"
+    result = (f"`{command}` ({time.strftime('%Y-%m-%d')}; raw figures in `{_shown(json_out)}`):\n\n"
               f"{table}\n{verdict}; {action}.\n\n{notes}")
     write_text_atomic(doc_out, with_result(doc_out, result))
     print(f"{table}\n{verdict}; {action}.\n\n{notes}")
