@@ -103,6 +103,41 @@ def test_depth_to_space_gradient_is_pixel_shuffles() -> None:
     assert torch.autograd.gradcheck(lambda t: depth_to_space(t, 2), (small.requires_grad_(),))
 
 
+@pytest.mark.parametrize("channels", [8, 32])
+def test_group_norm_in_channels_last_has_torchs_output_and_gradients(channels: int) -> None:
+    """The channels_last backward against torch's own GroupNorm backward, on maps big enough to take it
+    (64 x 32 pixels), with a scale and shift that are not the identity; the forward is torch's bytes."""
+    generator = torch.Generator().manual_seed(channels)
+    ours = group_norm(channels)
+    with torch.no_grad():
+        ours.weight.copy_(torch.randn(channels, generator=generator))
+        ours.bias.copy_(torch.randn(channels, generator=generator))
+    theirs = nn.GroupNorm(ours.num_groups, channels)
+    theirs.load_state_dict(ours.state_dict())
+    x = (3 * torch.randn(2, channels, 64, 32, generator=generator) + 1).contiguous(memory_format=torch.channels_last)
+    grad = torch.randn(2, channels, 64, 32, generator=generator).contiguous(memory_format=torch.channels_last)
+    x_ours, x_theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y_ours, y_theirs = ours(x_ours), theirs(x_theirs)
+    assert "ChannelsLast" in type(y_ours.grad_fn).__name__  # the path under test, not torch's
+    assert torch.equal(y_ours, y_theirs)
+    y_ours.backward(grad)
+    y_theirs.backward(grad)
+    for got, want in ((x_ours.grad, x_theirs.grad), (ours.weight.grad, theirs.weight.grad),
+                      (ours.bias.grad, theirs.bias.grad)):
+        assert torch.allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert x_ours.grad.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_group_norm_of_small_or_default_layout_maps_is_torchs() -> None:
+    """Maps under MIN_PIXELS, in the default layout or without gradients go through torch's GroupNorm."""
+    norm = group_norm(16)
+    small = torch.rand(1, 16, 32, 32, requires_grad=True).contiguous(memory_format=torch.channels_last)
+    assert "ChannelsLast" not in type(norm(small).grad_fn).__name__
+    assert "ChannelsLast" not in type(norm(torch.rand(1, 16, 64, 64, requires_grad=True)).grad_fn).__name__
+    with torch.no_grad():
+        assert norm(torch.rand(1, 16, 64, 64).contiguous(memory_format=torch.channels_last)).grad_fn is None
+
+
 def test_bad_side_raises_with_fix() -> None:
     model = tiny_model(3)
     with pytest.raises(ValueError, match=r"\(1, 1, 60, 330\).*\(1, 1, 64, 352\).*pad_to_multiple"):
