@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from veernet_pipeline.config import LossParams
+from veernet_pipeline.model.veernet import cell_rows
 from veernet_pipeline.training.losses import LOSSES, build_loss
 from veernet_pipeline.training.losses._inputs import overlap_sums
 
@@ -53,6 +54,23 @@ def test_padding_adds_no_loss_and_no_gradient(name: str, mode: str, channels: in
     torch.testing.assert_close(loss_big, loss_small, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(big.grad[:, :, :24, :40], small.grad, rtol=1e-10, atol=1e-14)
     assert bool((big.grad[:, :, 24:] == 0).all()) and bool((big.grad[:, :, :, 40:] == 0).all())
+
+
+@pytest.mark.parametrize(("name", "mode", "channels"), CASES)
+def test_pixels_in_cell_order_give_the_same_loss_and_gradient(name: str, mode: str, channels: int) -> None:
+    """Training hands the losses each image's pixels in `cell_rows` order (`train_one_epoch(by_cell=True)`):
+    every loss must be the one of the image's own order, with each pixel's gradient, padding included."""
+    gen = torch.Generator().manual_seed(12)
+    logits = torch.randn(2, channels, 32, 48, generator=gen, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(0, max(2, channels), (2, 32, 48), generator=gen)
+    valid = torch.ones(2, 32, 48, dtype=torch.float64)
+    valid[1, 24:] = 0.0
+    by_cell = torch.stack([cell_rows(logits[:, k]) for k in range(channels)], dim=1)
+    loss_fn = make_loss(name, mode)
+    ours, theirs = loss_fn(by_cell, cell_rows(target), cell_rows(valid)), loss_fn(logits, target, valid)
+    torch.testing.assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(*(torch.autograd.grad(loss, logits)[0] for loss in (ours, theirs)), rtol=1e-10,
+                               atol=1e-14)
 
 
 @pytest.mark.parametrize(("name", "mode", "channels"), CASES)

@@ -14,7 +14,7 @@ from veernet_pipeline.config import ModelParams, load_settings
 from veernet_pipeline.io.classes import CLASSES, NUM_CLASSES
 from veernet_pipeline.model import VeerNet, build_model, group_count, group_norm, load_model, save_model
 from veernet_pipeline.model.blocks import AttentionBottleneck, DepthContext, positional_encoding_2d
-from veernet_pipeline.model.veernet import MODEL_FILE, depth_to_space, pad_to_multiple
+from veernet_pipeline.model.veernet import MODEL_FILE, cell_rows, depth_to_space, pad_to_multiple
 
 PARAMS_YAML = Path(__file__).parents[2] / "params.yaml"
 TINY = ModelParams(channels=[4, 8, 8, 16, 32], attention_layers=2, attention_heads=2)
@@ -101,6 +101,34 @@ def test_depth_to_space_gradient_is_pixel_shuffles() -> None:
     assert torch.equal(ours.grad, theirs.grad) and ours.grad.is_contiguous(memory_format=torch.channels_last)
     small = torch.randn(1, 8, 2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
     assert torch.autograd.gradcheck(lambda t: depth_to_space(t, 2), (small.requires_grad_(),))
+
+
+def test_cell_rows_orders_pixels_by_their_place_in_the_cell_first() -> None:
+    """Pixel (2r + i, 2c + j) goes to row (2i + j) * h + r, column c: checked against loops over a 4 x 6 map."""
+    maps = torch.arange(2 * 4 * 6).reshape(2, 4, 6)
+    expected = torch.empty(2, 8, 3, dtype=maps.dtype)
+    for r in range(2):
+        for c in range(3):
+            for i in range(2):
+                for j in range(2):
+                    expected[:, (2 * i + j) * 2 + r, c] = maps[:, 2 * r + i, 2 * c + j]
+    assert torch.equal(cell_rows(maps), expected)
+
+
+def test_logits_by_cell_are_the_pixels_logits_in_cell_row_order() -> None:
+    """`by_cell=True` gives every pixel's logit of the ordinary forward, rearranged as `cell_rows` orders the
+    target; its gradient reaches the same weights (the head's among them) as the ordinary one's."""
+    model = tiny_model(NUM_CLASSES)
+    x = torch.rand(2, 1, 64, 96, generator=torch.Generator().manual_seed(4))
+    full, by_cell = model(x), model(x, by_cell=True)
+    per_class = torch.stack([cell_rows(full[:, k]) for k in range(NUM_CLASSES)], dim=1)
+    assert by_cell.shape == (2, NUM_CLASSES, 128, 48)
+    assert torch.allclose(by_cell, per_class, atol=1e-5)
+    weights = torch.randn(per_class.shape, generator=torch.Generator().manual_seed(5))
+    ours = torch.autograd.grad((by_cell * weights).sum(), list(model.parameters()))
+    theirs = torch.autograd.grad((per_class * weights).sum(), list(model.parameters()))
+    for got, want in zip(ours, theirs, strict=True):  # float rounding of sums taken in another order
+        assert (got - want).abs().max() <= 1e-5 * want.abs().max()
 
 
 @pytest.mark.parametrize("channels", [8, 32])

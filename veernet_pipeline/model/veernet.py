@@ -128,7 +128,7 @@ class VeerNet(nn.Module):
         self.to(memory_format=torch.channels_last)
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None,
-                first_row: torch.Tensor | None = None) -> torch.Tensor:
+                first_row: torch.Tensor | None = None, by_cell: bool = False) -> torch.Tensor:
         """Per-pixel logits.
 
         Args:
@@ -136,12 +136,16 @@ class VeerNet(nn.Module):
             valid: 1 on real pixels, 0 on padding; padded bottleneck cells are not attended.
             first_row: per sample, the track row of the image's first row, a multiple of 32 (a training crop
                 cut from the middle of a track); None = every image starts at the track's top.
+            by_cell: return the same logits with each image's pixels in `cell_rows` order instead of the
+                image's (for a loss, which sums over pixels whatever their order: training skips the
+                depth-to-space copies, forward and backward).
 
         Returns:
             Logits, one map per output channel.
 
         Shape:
-            x: (B, 1, H, W); valid: (B, H, W); first_row: (B,) int; returns (B, num_classes, H, W).
+            x: (B, 1, H, W); valid: (B, H, W); first_row: (B,) int; returns (B, num_classes, H, W), with
+            `by_cell` (B, num_classes, H * CELL, W // CELL): `cell_rows` of each map.
         """
         check_input(x)
         # Invert so ink is the signal and white padding is zero, the same value conv zero-padding assumes.
@@ -159,7 +163,43 @@ class VeerNet(nn.Module):
             features = stage(features, skips.pop())
         features = self.context(features)
         features = self.decoder[-1](features, skips.pop(), pixels)
-        return depth_to_space(self.head(torch.cat([features, pixels], dim=1)), CELL)
+        features = torch.cat([features, pixels], dim=1)
+        if by_cell:
+            return head_by_cell(self.head, features, CELL)
+        return depth_to_space(self.head(features), CELL)
+
+
+def cell_rows(maps: torch.Tensor, cell: int = CELL) -> torch.Tensor:
+    """Each image's pixels in the order `VeerNet(..., by_cell=True)` gives its logits: by place in the cell first.
+
+    Row `(i * cell + j) * h + r` of the result, column c, is pixel (r * cell + i, c * cell + j) of the map.
+
+    Shape:
+        (B, H, W) -> (B, H * cell, W // cell), any dtype; H and W multiples of `cell`.
+    """
+    batch, height, width = maps.shape
+    return (maps.reshape(batch, height // cell, cell, width // cell, cell).permute(0, 2, 4, 1, 3)
+            .reshape(batch, height * cell, width // cell))
+
+
+def head_by_cell(head: nn.Conv2d, features: torch.Tensor, cell: int) -> torch.Tensor:
+    """The 1x1 `head` over channels_last `features`, its logits in `cell_rows` order: one matrix product, no copy.
+
+    The head's CELL**2 logits per class (pixel_shuffle's channel order k * cell**2 + i * cell + j) come out
+    of (weight @ features) as (B, K, cell**2, h, w) memory, which is the (B, K, cell**2 * h, w) map of
+    `cell_rows` order.
+
+    Shape:
+        features (B, C, h, w) -> (B, K, cell**2 * h, w) where K * cell**2 = head's output channels.
+    """
+    batch, channels, height, width = features.shape
+    rows = features.permute(0, 2, 3, 1).reshape(batch, height * width, channels)
+    weight = head.weight.view(1, head.out_channels, channels).expand(batch, -1, -1)
+    if head.bias is None:
+        logits = torch.bmm(weight, rows.transpose(1, 2))
+    else:
+        logits = torch.baddbmm(head.bias[:, None], weight, rows.transpose(1, 2))
+    return logits.view(batch, head.out_channels // (cell * cell), cell * cell * height, width)
 
 
 def depth_to_space(x: torch.Tensor, cell: int) -> torch.Tensor:

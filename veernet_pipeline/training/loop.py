@@ -23,6 +23,7 @@ from torch.utils.data import DataLoader
 
 from veernet_pipeline.evaluation.metrics import MaskScores, predicted_classes
 from veernet_pipeline.io.classes import CLASSES
+from veernet_pipeline.model.veernet import cell_rows
 from veernet_pipeline.progress import progress
 
 BINARY_CLASSES = ("background", "curve")  # how a one-logit net's mask is scored: curve vs everything else
@@ -67,6 +68,7 @@ def train_one_epoch(
     amp: Amp,
     start_step: int = 0,
     on_step: Callable[[dict[str, Any]], None] | None = None,
+    by_cell: bool = False,
 ) -> dict[str, Any]:
     """Train over the rest of one epoch.
 
@@ -83,6 +85,10 @@ def train_one_epoch(
         start_step: micro-batches of this epoch already trained (a multiple of `accumulation`).
         on_step: called after every optimiser step with step_in_epoch (micro-batches done),
             global_step (optimiser steps overall), lr, loss_sum and batches (this call so far).
+        by_cell: the model is a VeerNet: take its logits in `cell_rows` order (`VeerNet(..., by_cell=True)`)
+            and put target and valid in that order too. Every loss here sums or averages over each image's
+            pixels, so the order changes its value only by float rounding, and the step skips the
+            depth-to-space copies (docs/model.md, "The loss in cell order").
 
     Returns:
         loss (mean micro-batch loss of this call), loss_sum, batches, optimizer_steps, lr (of the last step).
@@ -98,9 +104,14 @@ def train_one_epoch(
         batch = to_device(batch, device)
         group_start = index - index % accumulation
         group_size = min(accumulation, total - group_start)
+        target, valid = batch["target"], batch["valid"]
         with amp.autocast(device):
-            logits = model(batch["image"], batch["valid"], batch.get("first_row"))
-        loss = loss_fn(logits.float(), batch["target"], batch["valid"])
+            if by_cell:
+                logits = model(batch["image"], valid, batch.get("first_row"), by_cell=True)
+                target, valid = cell_rows(target), cell_rows(valid)
+            else:
+                logits = model(batch["image"], valid, batch.get("first_row"))
+        loss = loss_fn(logits.float(), target, valid)
         scaled = loss / group_size
         (amp.scaler.scale(scaled) if amp.scaler else scaled).backward()
         value = loss.item()

@@ -271,7 +271,7 @@ def train_stage(
         worker_seeds.manual_seed(int(np.random.SeedSequence([settings.seed, epoch]).generate_state(1)[0]))
         sampler.set_epoch(epoch, start=start_step * params.batch_size)
         result = train_one_epoch(model, train_loader, loss_fn, optimizer, scheduler, params.accumulation, device,
-                                 amp, start_step=start_step, on_step=step_hook)
+                                 amp, start_step=start_step, on_step=step_hook, by_cell=True)
         val = evaluate(shipped, val_loader, loss_fn, device) if len(val_set) else None
         if val is None:
             logger.warning("%s has no val rows; epoch %d has no validation metrics", set_dir, epoch + 1)
