@@ -25,7 +25,9 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
   a process that reads it, less that of one that builds the same net and strip and does not);
 - `--previous COMMIT`: `model/veernet.py` as it was at COMMIT against today's, same weights, side by
   side in this run: the strip with the `cpu` profile's net, and forward + backward at the baseline's
-  and the profile's widths (a code change's own speed-up, free of the day's machine).
+  and the profile's widths (a code change's own speed-up, free of the day's machine). The file at
+  COMMIT imports today's blocks and norms; a third net, today's with torch's own `nn.GroupNorm` in
+  place of `model.norms.GroupNorm`, times what that module's backward buys.
 
 Every time is the median of `--repeats` after one warm-up. Ratios compare rows of this run only.
 The weights are seeded, not trained: speed does not depend on them. bf16 is measured for speed only;
@@ -37,6 +39,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
+import inspect
 import os
 import subprocess
 import sys
@@ -55,7 +59,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from veernet_pipeline.allocator import keep_freed_memory
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.io.classes import NUM_CLASSES
-from veernet_pipeline.model.veernet import build_model
+from veernet_pipeline.model.veernet import build_model, cell_rows
 from veernet_pipeline.reading import predict
 from veernet_pipeline.training.losses import TverskyLoss
 
@@ -113,11 +117,15 @@ def training_step(model: nn.Module, num_classes: int, fmt: torch.memory_format,
     target = torch.randint(0, max(2, num_classes), (BATCH, *CROP), generator=torch.Generator().manual_seed(0))
     valid = torch.ones(BATCH, *CROP)
     loss = loss_fn or TverskyLoss(0.3, 0.7, "binary" if num_classes == 1 else "multiclass")
+    # As that code's training loop takes the step: a net that gives its logits in cell order is trained so.
+    by_cell = "by_cell" in inspect.signature(model.forward).parameters
+    if by_cell:
+        target, valid = cell_rows(target), cell_rows(valid)
 
     def step() -> None:
         model.zero_grad(set_to_none=True)
         with autocast(bf16):
-            logits = model(crops, valid)
+            logits = model(crops, valid, by_cell=True) if by_cell else model(crops, valid)
         loss(logits.float(), target, valid).backward()
     return step
 
@@ -167,7 +175,7 @@ sys.path.insert(0, {benchmarks!r})
 from speed import PARAMS, OVERLAP, TILE, THREADS, _strip
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.io.classes import NUM_CLASSES
-from veernet_pipeline.model.veernet import build_model
+from veernet_pipeline.model.veernet import build_model, cell_rows
 from veernet_pipeline.reading import predict
 torch.set_num_threads(THREADS)
 settings = load_settings(PARAMS, profile="cpu")
@@ -219,6 +227,10 @@ def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[st
         nets = {"today": build_model(params, NUM_CLASSES)}
         nets["previous"] = old.VeerNet(params, NUM_CLASSES)
         nets["previous"].load_state_dict(nets["today"].state_dict())
+        nets["torch's GroupNorm"] = copy.deepcopy(nets["today"])
+        for module in nets["torch's GroupNorm"].modules():
+            if isinstance(module, nn.GroupNorm):
+                module.__class__ = nn.GroupNorm  # same parameters, torch's forward and backward
 
         def forward(net: nn.Module) -> Callable[[], Any]:
             def run() -> Any:
@@ -239,7 +251,8 @@ def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[st
         for measure, make in measures.items():
             times = side_by_side({code: make(net) for code, net in nets.items()}, SIDE_BY_SIDE_REPEATS)
             rows.append({"net": label, "widths": list(widths), "measure": measure,
-                         "previous_s": times["previous"], "today_s": times["today"]})
+                         "previous_s": times["previous"], "torch_groupnorm_s": times["torch's GroupNorm"],
+                         "today_s": times["today"]})
     return rows
 
 
@@ -397,11 +410,14 @@ def previous_report(previous: dict[str, Any] | None) -> str:
     """The `--previous` section: the model code at that commit against today's, same weights, this run."""
     if previous is None:
         return ""
-    table = [[f"{r['net']} {r['widths']}: {r['measure']}", f"{r['previous_s']:.3f}", f"{r['today_s']:.3f}",
-              f"{r['previous_s'] / r['today_s']:.2f}x"] for r in previous["rows"]]
+    table = [[f"{r['net']} {r['widths']}: {r['measure']}", f"{r['previous_s']:.3f}",
+              f"{r['torch_groupnorm_s']:.3f}", f"{r['today_s']:.3f}", f"{r['previous_s'] / r['today_s']:.2f}x",
+              f"{r['torch_groupnorm_s'] / r['today_s']:.2f}x"] for r in previous["rows"]]
     return (f"\n## Today's model code against `{previous['commit'][:7]}`'s, same weights, {THREADS} threads\n\n"
-            f"The two alternate call by call, {SIDE_BY_SIDE_REPEATS} calls each after a warm-up; medians.\n\n"
-            + markdown_table(["measure", "previous s", "today s", "speed-up"], table, {1, 2, 3}))
+            f"The three alternate call by call, {SIDE_BY_SIDE_REPEATS} calls each after a warm-up; medians. "
+            "Both nets run on today's blocks and norms; the middle one is today's with torch's `nn.GroupNorm`.\n\n"
+            + markdown_table(["measure", "previous s", "today, torch's GroupNorm s", "today s",
+                              "speed-up over previous", "over torch's GroupNorm"], table, {1, 2, 3, 4, 5}))
 
 
 def main() -> None:
