@@ -85,7 +85,9 @@ def row_of(loss: str, metrics: dict[str, Any], per_log: pd.DataFrame, train: dic
            eval_seconds: float) -> dict[str, Any]:
     """The figures of one loss: per-style medians, swap share, mask IoU per class name, per-log MAE, seconds."""
     curves = metrics["styles"]
-    row: dict[str, Any] = {"loss": loss, "train_seconds": train["wall_clock_s"], "eval_seconds": eval_seconds,
+    # The epochs' own seconds: a training resumed after a stop reports only its last call's wall clock.
+    train_seconds = sum(epoch["seconds"] for epoch in train["history"])
+    row: dict[str, Any] = {"loss": loss, "train_seconds": train_seconds, "eval_seconds": eval_seconds,
                            "final_val_loss": train["final"].get("val_loss"), "swap_share": metrics["swap_share"],
                            "curves": {name: {key: stats.get(key, math.nan) for key, _ in CURVE_COLUMNS}
                                       for name, stats in curves.items()},
@@ -380,7 +382,7 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, fold
                              seed=settings.seed)
     per_log = pd.read_csv(folder / "eval" / "per_log.csv")
     row = row_of(loss, metrics, per_log, train, time.perf_counter() - started)
-    log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], train["wall_clock_s"])
+    log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], row["train_seconds"])
     write_json_atomic(saved, {"keys": keys, "row": row, "train": train, "n_logs": int(metrics["n_logs"])})
     return row, train["history"], int(metrics["n_logs"])
 

@@ -17,7 +17,7 @@ def _row(loss: str, mae: float, r2: float = 0.99, coverage: float = 0.98, swaps:
     styles = {style: {"median_mae": mae, "median_r2": r2, "median_coverage": coverage} for style in ("solid", "dashed")}
     metrics = {"styles": styles, "swap_share": swaps, "classes": {"0": {"iou": 0.99}, "2": {"iou": 0.8}}}
     per_log = pd.DataFrame({"id": LOGS * 2, "mae": [mae + 0.001 * i for i in range(8)] * 2})
-    return row_of(loss, metrics, per_log, {"wall_clock_s": 1.0, "final": {}}, 1.0)
+    return row_of(loss, metrics, per_log, {"wall_clock_s": 1.0, "final": {}, "history": [{"seconds": 1.0}]}, 1.0)
 
 
 def test_lowest_mae_on_every_log_wins_decisively() -> None:

@@ -387,6 +387,14 @@ def test_resume_after_interruption_is_bit_identical(binary_set: Path, tmp_path: 
     assert math.isclose(resumed["final"]["train_loss"], uninterrupted["final"]["train_loss"], rel_tol=1e-12)
 
 
+def test_a_finished_training_resumed_reports_the_training_time_not_the_calls(binary_set: Path, tmp_path: Path) -> None:
+    """Resumed from its last checkpoint, a finished training returns at once; `training_s` stays the first run's."""
+    cfg = settings("train_binary.epochs=1", "train_binary.crop_width=128")
+    first = train_stage(cfg, "binary", binary_set, tmp_path / "m", resume=True)
+    again = train_stage(cfg, "binary", binary_set, tmp_path / "m", resume=True)
+    assert again["training_s"] == first["training_s"] == first["history"][0]["seconds"] > 0
+
+
 @pytest.fixture
 def one_thread() -> Iterator[None]:
     """One intra-op thread for the test: three runs with 2 loader workers stay quick on 2 cores shared with others.

@@ -39,7 +39,8 @@ def _train(settings: Settings, stage: str, resume: bool) -> StageResult:
             version = store.log_model(out, registered)
         final = {k: v for k, v in history["final"].items() if isinstance(v, int | float)}
         return StageResult(stage, counts={"epochs": int(history["epochs"])},
-                           metrics={**final, "train_wall_clock_s": history["wall_clock_s"]},
+                           metrics={**final, "train_wall_clock_s": history["wall_clock_s"],
+                                    "train_seconds": history["training_s"]},
                            paths={"weights": str(out / WEIGHTS_FILE), "mlflow_run": run.info.run_id,
                                   "model_version": version, "registered_model": registered})
 

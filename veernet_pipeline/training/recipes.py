@@ -175,7 +175,9 @@ def train_stage(
             `train_one_epoch` plus `epoch` (from 1).
 
     Returns:
-        weights (path of weights.pt), epochs, final (last epoch record), wall_clock_s, history.
+        weights (path of weights.pt), epochs, final (last epoch record), wall_clock_s (this call's),
+        training_s (the epochs' own seconds summed, those of the calls a resumed run continues included:
+        what the training took), history.
     """
     if stage not in OUTPUTS:
         raise ValueError(f"stage {stage!r} is not one of {sorted(OUTPUTS)}")
@@ -303,4 +305,5 @@ def train_stage(
     save_model(out_dir, shipped, settings.model, OUTPUTS[stage])
     write_text_atomic(out_dir / HISTORY_FILE, json.dumps(history, indent=2) + "\n")
     return {"weights": str(out_dir / WEIGHTS_FILE), "epochs": params.epochs, "final": history[-1] if history else {},
-            "wall_clock_s": time.perf_counter() - started, "history": history}
+            "wall_clock_s": time.perf_counter() - started, "training_s": sum(r["seconds"] for r in history),
+            "history": history}
