@@ -31,13 +31,13 @@ from tqdm import tqdm
 
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.evaluation.evaluate import select_logs
-from veernet_pipeline.evaluation.identity import alike_groups, best_assignment
+from veernet_pipeline.evaluation.identity import best_assignment
 from veernet_pipeline.evaluation.truth import drawn_tracks, truth_band, truth_values
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
-from veernet_pipeline.reading.alike_order import same_class_order
+from veernet_pipeline.reading.alike_order import alike_groups, same_class_order
 from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.track import read_track
 from veernet_pipeline.reading.values import rows_to_values

@@ -276,6 +276,8 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     # What a log is like, so failures can be grouped: style, scale kind, curves in the track, height, wraps.
     assert set(per_log["style"]) <= {"solid", "broken", "any"} and set(per_log["scale"]) <= {"linear", "log"}
     assert set(per_log["n_curves"]) == {2} and set(per_log["height"]) == {96, 112}
+    # A solid and a broken curve: neither is drawn alike with the other.
+    assert set(per_log["drawn_alike"]) == {1} and set(metrics["drawn_alike"]) == {"own"}
     assert per_log["wrapped_share"].between(0.0, 1.0).all()
     # The gate's figure from the CSV by a second route: the lowest per-style median (pandas' median skips NaN;
     # a style with no R^2 at all, which an untrained net may read nothing of, leaves the figure NaN).
@@ -303,6 +305,9 @@ def test_evaluate_log_reads_every_curve_of_a_tall_track(tmp_path: Path, test_set
     assert image.shape == (704, 1280) and truth_rows.shape == pred_rows.shape == (3, 1280)
     assert [r["curve"] for r in records] == ["A", "B", "C"] and {r["style"] for r in records} == {"solid"}
     assert {r["n_curves"] for r in records} == {3} and {r["height"] for r in records} == {704}
+    assert {r["drawn_alike"] for r in records} == {3}  # three solid curves: one group drawn alike
+    # The log's conf_p10 (the review queue's figure) is one value on each of its rows.
+    assert len({r["conf_p10"] for r in records}) == 1 and 0.0 <= records[0]["conf_p10"] <= 1.0
     for record in records:
         assert record["r2"] > 0.99 and record["coverage"] > 0.99 and record["mae"] < 1.0 / 704, record
         assert record["curve_swap_share"] < 0.01
@@ -310,17 +315,17 @@ def test_evaluate_log_reads_every_curve_of_a_tall_track(tmp_path: Path, test_set
 
 
 def _record(log: str, curve: str, r2: float, mae: float, style: str, n_curves: int = 2, height: int = 96,
-            features: str = "") -> dict[str, object]:
+            features: str = "", drawn_alike: int = 1) -> dict[str, object]:
     return {"id": log, "curve": curve, "r2": r2, "mae": mae, "swap_share": 0.25, "style": style,
-            "n_curves": n_curves, "height": height, "features": features}
+            "n_curves": n_curves, "height": height, "features": features, "drawn_alike": drawn_alike}
 
 
 def test_summary_takes_medians_over_logs_and_the_worst_style() -> None:
     records = [_record("a", "A", 0.9, 0.01, "solid"), _record("b", "A", 0.5, 0.02, "solid"),
-               _record("c", "A", 0.7, 0.03, "solid", n_curves=3, height=704, features="tall,steep"),
+               _record("c", "A", 0.7, 0.03, "solid", n_curves=3, height=704, features="tall,steep", drawn_alike=2),
                _record("a", "B", 0.2, 0.10, "dashed"), _record("b", "B", math.nan, 0.05, "dotted"),
                _record("c", "B", 0.4, math.nan, "dashed", n_curves=3, height=704, features="tall,steep"),
-               _record("c", "C", 0.6, 0.02, "solid", n_curves=3, height=704, features="tall,steep")]
+               _record("c", "C", 0.6, 0.02, "solid", n_curves=3, height=704, features="tall,steep", drawn_alike=2)]
     pooled = MaskScores(3)
     # Class 1: five pixels right, one false alarm, one miss; class 2: one pixel right.
     pooled.update(np.array([1, 1, 1, 1, 1, 1, 0, 2, 0, 0]), np.array([1, 1, 1, 1, 1, 0, 1, 2, 0, 0]))
@@ -336,6 +341,9 @@ def test_summary_takes_medians_over_logs_and_the_worst_style() -> None:
     assert metrics["curve_counts"]["3"]["n"] == 3 and metrics["curve_counts"]["3"]["median_r2"] == pytest.approx(0.6)
     assert metrics["heights"]["tall"]["median_r2"] == pytest.approx(0.6) and metrics["heights"]["standard"]["n"] == 4
     assert set(metrics["features"]) == {"tall", "steep"} and metrics["features"]["steep"]["n"] == 3
+    # Log c's two solid curves are drawn alike (0.7, 0.6 -> 0.65); the five others have a style of their own.
+    alike = metrics["drawn_alike"]
+    assert alike["alike"]["n"] == 2 and alike["alike"]["median_r2"] == pytest.approx(0.65) and alike["own"]["n"] == 5
     assert metrics["swap_share"] == pytest.approx(0.25) and metrics["gate_figure"] == "lowest per-style median R^2"
     # Class 1: tp 5, fp 1, fn 1 -> IoU = 5 / (5 + 1 + 1).
     assert metrics["classes"]["1"]["iou"] == pytest.approx(5 / 7)

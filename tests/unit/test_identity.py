@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from veernet_pipeline.evaluation.identity import alike_groups, band_distance, best_assignment, swap_share
+from veernet_pipeline.evaluation.identity import band_distance, best_assignment, swap_share
+from veernet_pipeline.reading.alike_order import alike_groups
 
 
 def test_band_distance_is_zero_inside_and_nan_where_missing() -> None:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import EvaluateParams, ExtractParams
-from veernet_pipeline.evaluation.identity import alike_groups, best_assignment, swap_share
+from veernet_pipeline.evaluation.identity import best_assignment, swap_share
 from veernet_pipeline.evaluation.interval import r2_intervals
 from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
@@ -44,6 +44,7 @@ from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.alike_order import alike_groups
 from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.picture import curve_name
 from veernet_pipeline.reading.values import rows_to_values
@@ -138,6 +139,9 @@ def evaluate_log(
         labels = ["any"]
     n = min(rows.shape[0], truth.shape[0])
     curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.kinds[:n], height)
+    # The scan's conf_p10 as the review queue ranks it (`inference.confidence`: every curve read, absent columns 0).
+    conf_p10 = float(np.percentile(confidence, 10)) if confidence.size else math.nan
+    drawn_alike = {k: len(group) for group in alike_groups(plan.kinds[:n]) for k in group}
     rows, confidence = rows[order], confidence[order]
     records = []
     for k, scores in enumerate(curve_scores):
@@ -152,7 +156,8 @@ def evaluate_log(
         known = np.isfinite(values[k])
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
                         "unit": scale.unit, "style": labels[k], "width": width, "height": height,
-                        "n_curves": n_truth, **scores, "swap_share": swaps,
+                        "n_curves": n_truth, "drawn_alike": drawn_alike[k], **scores, "swap_share": swaps,
+                        "conf_p10": conf_p10,
                         "mae_physical": finite_stat(np.mean, physical),
                         "mean_confidence": float(confidence[k].mean()), "scale": scale.scale,
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan,

@@ -17,7 +17,7 @@ log (`best_assignment`), and still counts every column where the chosen assignme
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,15 +32,6 @@ def band_distance(pred: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
         pred, lo, hi: broadcastable, track units.
     """
     return np.maximum(np.maximum(lo - pred, pred - hi), 0.0)  # NaN propagates through np.maximum
-
-
-def alike_groups(classes: Sequence[Sequence[Hashable]]) -> list[list[int]]:
-    """Curves with identical classes (or kinds: classes and pen, `ReadingPlan.kinds`), each group in curve order
-    (single curves are groups of one)."""
-    groups: dict[tuple[Hashable, ...], list[int]] = {}
-    for k, curve in enumerate(classes):
-        groups.setdefault(tuple(curve), []).append(k)
-    return list(groups.values())
 
 
 def best_assignment(pred: np.ndarray, lo: np.ndarray, hi: np.ndarray, groups: Sequence[Sequence[int]]) -> np.ndarray:

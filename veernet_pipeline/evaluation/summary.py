@@ -1,10 +1,12 @@
 """Per-log records -> the figures of `metrics.json`, and the own-vs-foreign comparison.
 
-Every figure is summarised over (log, curve) records five ways: per curve position (A, B, C, ...
+Every figure is summarised over (log, curve) records six ways: per curve position (A, B, C, ...
 as the sidecar lists them), per line style, per number of curves in the track, per track height
-(tall = taller than `TALL_PX`, the training sets' tallest until tall tracks were rendered), and
-per track feature the set's index names (its optional `features` column, e.g. "steep": a curve
-counts under every feature of its track).
+(tall = taller than `TALL_PX`, the training sets' tallest until tall tracks were rendered), per
+whether another curve of the track is drawn alike (`drawn_alike`: the same style and pen, so only
+the lines' continuity tells them apart: `alike`, else `own`), and per track feature the set's
+index names (its optional `features` column, e.g. "steep": a curve counts under every feature of
+its track).
 
 The gate's figure is the lowest per-*style* median R^2. A curve letter is only a position in the
 sidecar: with one to five curves per track, "C" pools whatever third curves happen to be, over
@@ -37,6 +39,7 @@ GROUPINGS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
     "styles": lambda frame: frame["style"].astype(str),
     "curve_counts": lambda frame: frame["n_curves"].astype(int).astype(str),
     "heights": lambda frame: np.where(frame["height"].astype(int) > TALL_PX, "tall", "standard"),
+    "drawn_alike": lambda frame: np.where(frame["drawn_alike"].astype(int) > 1, "alike", "own"),
 }
 SECTIONS = (*GROUPINGS, "features")
 # The comparison table's rows: (metrics.json figure, label, lower is better).

@@ -27,6 +27,15 @@ import numpy as np
 EDGE = 0.2
 
 
+def alike_groups(classes: Sequence[Sequence[Hashable]]) -> list[list[int]]:
+    """Curves with identical classes (or kinds: classes and pen, `ReadingPlan.kinds`), each group in curve order
+    (single curves are groups of one): curves in a group of two or more are drawn alike."""
+    groups: dict[tuple[Hashable, ...], list[int]] = {}
+    for k, curve in enumerate(classes):
+        groups.setdefault(tuple(curve), []).append(k)
+    return list(groups.values())
+
+
 def same_class_order(rows: np.ndarray, classes: Sequence[Hashable]) -> np.ndarray:
     """Curve order in which curves of identical classes (or kinds) are sorted by mean row, top first; others stay.
 
