@@ -15,10 +15,18 @@ from tests.maps import run_extents
 from tests.nets import InkIsCurve, InkIsStyle, untrained_veernet
 from veernet_pipeline.config import InferParams, Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
-from veernet_pipeline.inference.digitize import UNCALIBRATED_NOTE, digitize_scan, write_qc_png
+from veernet_pipeline.inference.digitize import (
+    ALIKE_NOTE,
+    UNCALIBRATED_NOTE,
+    alike_count,
+    alike_note,
+    digitize_scan,
+    write_digitized,
+    write_qc_png,
+)
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES, style_class
-from veernet_pipeline.io.las import read_curves
+from veernet_pipeline.io.las import read_curves, read_notes
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.reading.predict import predict_probs
@@ -110,6 +118,12 @@ def test_every_curve_the_sidecar_names_is_written(test_settings: Settings, tmp_p
     result = digitize_scan(InkIsStyle(style_class("solid")).eval(), image, calib, 256, 64, test_settings.extract)
     assert [c.mnemonic for c in result.curves] == ["GR", "GR_CONF", "CALI", "CALI_CONF", "SP", "SP_CONF"]
     assert "solid" in result.curves[0].descr
+    # All three are drawn alike: each description names the other two, the header lists the group, and the count
+    # read back from the LAS on disk is 3.
+    assert result.curves[0].descr.endswith("drawn alike with CALI, SP") and "with GR, SP" in result.curves[2].descr
+    assert f"{ALIKE_NOTE}GR, CALI, SP" in result.notes
+    write_digitized(result, image, tmp_path / "three.las", None, [])
+    assert alike_count(read_notes(tmp_path / "three.las")) == 3
     # Three curves drawn alike: listed top first (by hand, mean rows 77.4, 90.1, 84.6 -> GR, SP, CALI).
     expected = [truths[0], truths[2], truths[1]]
     for k, rows in enumerate(expected):
@@ -135,6 +149,13 @@ def test_without_a_sidecar_every_curve_the_map_supports_is_read(test_settings: S
     upper, lower = np.round(30 + 0.1 * x), np.round(100 - 0.05 * x)  # they cross at column 466
     apart = np.abs(upper - lower) > 3
     np.testing.assert_allclose(result.rows[0, apart & (x < 466)], upper[apart & (x < 466)], atol=0.5)  # upper first
+
+
+def test_alike_count_reads_the_header_line_and_knows_when_it_is_absent() -> None:
+    # By hand: two groups of 2 and 3 curves -> 5; none -> 0; a LAS written before the line -> not known.
+    assert alike_count("source scan a.tif\n" + alike_note([["GR", "SP"], ["RT", "RXO", "RS"]])) == 5
+    assert alike_count(alike_note([])) == 0
+    assert math.isnan(alike_count("source scan a.tif\noutput label v1"))
 
 
 def test_qc_png_is_native_pixels_on_the_least_confident_window(tmp_path: Path) -> None:
@@ -213,6 +234,10 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert row.null_share == pytest.approx(1 - read.mean())
     assert row.low_conf_share == pytest.approx((read & (conf < 0.5)).sum() / conf.size)
     assert row.low_conf_threshold == 0.5 and math.isnan(index.loc[2, "conf_median"])
+    # scan0's sidecar names no styles: GR solid, NPHI broken (the seeds' two curves), none drawn alike, as its header
+    # says; a failed scan: not known.
+    assert row.alike_curves == 0 and f"{ALIKE_NOTE}none" in read_notes(las)
+    assert math.isnan(index.loc[2, "alike_curves"])
 
     mtime = las.stat().st_mtime_ns
     again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,
@@ -225,7 +250,8 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     # Another threshold: skipped outputs get figures read back from their LAS files.
     strict = test_settings.infer.model_copy(update={"low_confidence": 1.01})
     digitize_validated(validated, ingested, raw, model_dir, "v1", out, strict, test_settings.extract)
-    assert pd.read_parquet(out / "index.parquet").loc[0, "low_conf_share"] == pytest.approx(read.mean())
+    read_back = pd.read_parquet(out / "index.parquet")
+    assert read_back.loc[0, "low_conf_share"] == pytest.approx(read.mean()) and read_back.loc[0, "alike_curves"] == 0
     rerun = digitize_validated(validated, ingested, raw, model_dir, "v2", out, test_settings.infer,
                                test_settings.extract)
     assert rerun["written"] == 2

@@ -22,6 +22,9 @@ import numpy as np
 
 CONF_SUFFIX = "_CONF"
 FIGURES = ("conf_median", "conf_p10", "null_share", "low_conf_share")
+# Beside them in the index: how many of a scan's curves are drawn alike with another (`digitize.alike_count`), whose
+# identities its confidence does not vouch for; the review queue ranks such scans first.
+ALIKE = "alike_curves"
 
 
 def confidence_figures(values: np.ndarray, confidence: np.ndarray, threshold: float) -> dict[str, float]:

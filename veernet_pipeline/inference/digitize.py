@@ -6,7 +6,10 @@ columns into depths and rows into values. Without a sidecar the output stays in 
 says so in the LAS header, and holds every curve the map supports (CURVE_A, CURVE_B, ... with
 their style in the description: `reading.styles`). Each curve gets a `<MNEM>_CONF` companion
 (style share x ink probability on the path, divided by the curves reading the same run; 0 where
-the curve was absent or bridged): the review step sorts and filters on it. Any width is read
+the curve was absent or bridged): the review step sorts and filters on it. Curves drawn alike (one
+style and pen in one track) carry `drawn alike with ...` in their descriptions and the header lists
+them (`ALIKE_NOTE`): which of them is which mnemonic rests on their lines' continuity, not on their
+ink, and the review queue puts such scans first (`inference.review`). Any width is read
 (tiled along depth), any height up to `infer.max_height` (padded to a multiple of 32 with the
 validity mask). A scan is read at its own pixels unless its TIFF states a resolution other than the
 net's (`infer.net_dpi`): then the net reads it resampled to that, and the rows come back on the
@@ -18,6 +21,7 @@ LAS header says so, and with `extract.enlarge.factor` above 1 the scan is read a
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +33,7 @@ from veernet_pipeline.io.calibration import Calibration, find_sidecar
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.resolution import AS_STORED, Resampling, net_size
 from veernet_pipeline.io.tiff import decode_colour, read_header
+from veernet_pipeline.reading.alike_order import alike_groups
 from veernet_pipeline.reading.enlarge import ScanReading, read_scan
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.values import rows_to_values
@@ -36,6 +41,9 @@ from veernet_pipeline.reading.values import rows_to_values
 log = logging.getLogger(__name__)
 
 UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across the track from the top edge"
+# The header line that lists a scan's curves drawn alike, group by group ("none" when every curve has its own style
+# and pen): the review queue counts them from it (`alike_count`); a LAS without the line predates it.
+ALIKE_NOTE = "curves drawn alike (told apart by their lines' continuity only): "
 _QC_COLORS = ("red", "blue", "darkorange", "magenta", "darkcyan", "saddlebrown")
 
 
@@ -126,13 +134,20 @@ def digitize_scan(
                  "<MNEM>_CONF = style share x ink probability on the path / curves on the run (0 = absent or bridged); "
                  "curves drawn alike are listed top first, but a line that steps out through one edge and in at the "
                  "other goes to one with a backup scale")
+    mnemonics = [calib.curves[k].mnemonic for k in range(len(plan.labels))]
+    alike = [group for group in alike_groups(plan.kinds) if len(group) > 1]
+    notes.append(alike_note([[mnemonics[k] for k in group] for group in alike]))
+    alike_with = {k: [mnemonics[j] for j in group if j != k] for group in alike for k in group}
     curves: list[LasCurve] = []
     for k, label in enumerate(plan.labels):
         scale = calib.curves[k]
         values, wraps = rows_to_values(calib, rows[k], height, k)
         if wraps.any():
             notes.append(f"{scale.mnemonic}: {int((wraps != 0).sum())} columns read on a backup scale")
-        curves.append(LasCurve(scale.mnemonic, scale.unit, values, f"curve {curve_name(k)}, {label}, VeerNet"))
+        descr = f"curve {curve_name(k)}, {label}, VeerNet"
+        if k in alike_with:
+            descr += f"; drawn alike with {', '.join(alike_with[k])}"
+        curves.append(LasCurve(scale.mnemonic, scale.unit, values, descr))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
     return DigitizedLog(
@@ -145,6 +160,23 @@ def digitize_scan(
         rows=rows,
         confidence=confidence,
     )
+
+
+def alike_note(groups: Sequence[Sequence[str]]) -> str:
+    """The header line naming each group of curves drawn alike by mnemonic (groups split by ";"), or none."""
+    return ALIKE_NOTE + ("; ".join(", ".join(group) for group in groups) if groups else "none")
+
+
+def alike_count(notes: str) -> float:
+    """How many curves of a digitised LAS are drawn alike with another, from its `~Other` text (`alike_note`).
+
+    NaN when the text has no such line (a LAS written before the line was): unknown, not zero.
+    """
+    for line in notes.splitlines():
+        if line.startswith(ALIKE_NOTE):
+            listed = line[len(ALIKE_NOTE):].strip()
+            return 0.0 if listed == "none" else float(sum(len(g.split(",")) for g in listed.split(";")))
+    return float("nan")
 
 
 def enlarge_notes(scan: ScanReading, scale: tuple[float, float], enlarge: EnlargeParams) -> list[str]:

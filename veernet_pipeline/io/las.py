@@ -106,6 +106,27 @@ def read_curves(path: Path | str) -> tuple[np.ndarray, dict[str, np.ndarray], di
     Shape:
         depth: (N,); each curve: (N,).
     """
+    las = _read(path)
+    if not las.curves:
+        raise ValueError(f"{path}: LAS file holds no curves; it needs at least a depth index")
+    depth = np.asarray(las.index, dtype=np.float64)
+    curves = {c.mnemonic: np.asarray(c.data, dtype=np.float64) for c in las.curves[1:]}
+    well = {item.mnemonic: str(item.value) for item in las.well if str(item.value) != ""}
+    return depth, curves, well
+
+
+def read_notes(path: Path | str) -> str:
+    """A LAS file's ``~Other`` section: the notes `write_las` wrote (provenance, how it was read).
+
+    Raises:
+        FileNotFoundError: ``path`` is not a file.
+        ValueError: the file cannot be parsed; the message names the file.
+    """
+    return str(_read(path).other)
+
+
+def _read(path: Path | str) -> lasio.LASFile:
+    """Parse a LAS file with lasio, with errors that name the file."""
     path = Path(path)
     if not path.is_file():
         # lasio.read takes a string that is not a file for LAS text, which would hide the real error.
@@ -115,9 +136,4 @@ def read_curves(path: Path | str) -> tuple[np.ndarray, dict[str, np.ndarray], di
     except (OSError, UnicodeDecodeError, ValueError, KeyError, lasio.exceptions.LASDataError,
             lasio.exceptions.LASHeaderError) as exc:
         raise ValueError(f"{path}: cannot read as LAS ({exc}); check it is a LAS 1.2/2.0 text file") from exc
-    if not las.curves:
-        raise ValueError(f"{path}: LAS file holds no curves; it needs at least a depth index")
-    depth = np.asarray(las.index, dtype=np.float64)
-    curves = {c.mnemonic: np.asarray(c.data, dtype=np.float64) for c in las.curves[1:]}
-    well = {item.mnemonic: str(item.value) for item in las.well if str(item.value) != ""}
-    return depth, curves, well
+    return las
