@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _baseline import baseline_model_params
 from _record import load_note, machine, markdown_table, write_results
 from speed import OVERLAP, THREADS, TILE, _strip, training_step
 
@@ -55,7 +56,6 @@ from veernet_pipeline.training import recipes
 BENCHMARKS = Path(__file__).resolve().parent
 PARAMS = BENCHMARKS.parent / "params.yaml"
 SETTINGS = ("default", "keep_freed_memory")
-BASELINE_WIDTHS = [8, 16, 32, 64, 128]
 
 
 def _faults() -> int:
@@ -105,7 +105,7 @@ def child(setting: str, steps: int, reads: int, set_dir: Path | None, logs: int)
     settings = load_settings(PARAMS, profile="cpu")
     out: dict[str, Any] = {}
     for label, widths in (("step, cpu profile widths", settings.model.channels),
-                          ("step, baseline widths", BASELINE_WIDTHS)):
+                          ("step, baseline widths", baseline_model_params("cpu").channels)):
         torch.manual_seed(settings.seed)
         net = build_model(settings.model.model_copy(update={"channels": list(widths)}), NUM_CLASSES)
         net = net.to(memory_format=torch.channels_last).train()

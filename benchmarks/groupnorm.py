@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _baseline import baseline_model_params
 from _record import load_note, machine, markdown_table, write_results
 from speed import BATCH, CROP, PARAMS, THREADS
 from torch import nn
@@ -34,7 +35,6 @@ from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.model.norms import MIN_PIXELS, GroupNorm
 from veernet_pipeline.model.veernet import build_model
 
-BASELINE_WIDTHS = [8, 16, 32, 64, 128]
 WAYS = ("torch, channels_last", "torch, default layout", "ours")
 
 
@@ -96,7 +96,8 @@ def run(repeats: int) -> dict[str, Any]:
     torch.set_num_threads(THREADS)
     settings = load_settings(PARAMS, profile="cpu")
     nets = []
-    for label, widths in (("baseline widths", BASELINE_WIDTHS), ("cpu profile widths", settings.model.channels)):
+    baseline = baseline_model_params("cpu").channels  # main's `cpu` widths at BASELINE, read from git
+    for label, widths in (("baseline widths", baseline), ("cpu profile widths", settings.model.channels)):
         shapes = step_shapes(list(widths))
         rows = [{**time_shape(*shape, repeats), "count": count} for shape, count in sorted(shapes.items())]
         totals = {way: sum(row[way] * row["count"] for row in rows) for way in WAYS}

@@ -221,7 +221,8 @@ def previous_rows(commit: str, settings: Any, image: np.ndarray) -> list[dict[st
     torch.set_num_threads(THREADS)
     tile = torch.rand(1, 1, *TILE).contiguous(memory_format=torch.channels_last)
     rows = []
-    for label, widths in (("baseline widths", [8, 16, 32, 64, 128]), ("cpu profile widths", settings.model.channels)):
+    baseline = baseline_model_params("cpu").channels  # main's `cpu` widths at BASELINE, read from git
+    for label, widths in (("baseline widths", baseline), ("cpu profile widths", settings.model.channels)):
         params = settings.model.model_copy(update={"channels": list(widths)})
         torch.manual_seed(settings.seed)
         nets = {"today": build_model(params, NUM_CLASSES)}
