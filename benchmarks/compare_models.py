@@ -84,7 +84,8 @@ def read(model: Path, label: str, set_dir: Path, split: str, settings: Any, max_
     """Every curve of the chosen logs read by `model` as `evaluate` reads; its per-log rows."""
     params = settings.evaluate.model_copy(update={"max_logs": max_logs})
     folder = out / label
-    evaluate_model(model, set_dir, folder, params, settings.extract, split, seed=settings.seed)
+    evaluate_model(model, set_dir, folder, params, settings.extract, split, seed=settings.seed,
+                   low_confidence=settings.infer.low_confidence)
     return pd.read_csv(folder / "per_log.csv")
 
 

@@ -40,7 +40,7 @@ READ = ("from veernet_pipeline.config import load_settings; "
         "from veernet_pipeline.evaluation.evaluate import evaluate_model; "
         "model, set_dir, out, split, n, params, profile = sys.argv[1:]; s = load_settings(Path(params), profile); "
         "evaluate_model(Path(model), Path(set_dir), Path(out), s.evaluate.model_copy(update={'max_logs': int(n)}), "
-        "s.extract, split, seed=s.seed)")
+        "s.extract, split, seed=s.seed, low_confidence=s.infer.low_confidence)")
 
 
 def run_with_code(code: Path, script: str, args: list[str]) -> None:
@@ -57,7 +57,8 @@ def read(code: Path | None, model: Path, set_dir: Path, split: str, max_logs: in
     if not (out / "per_log.csv").exists():
         if code is None:
             params = settings.evaluate.model_copy(update={"max_logs": max_logs})
-            evaluate_model(model, set_dir, out, params, settings.extract, split, seed=settings.seed)
+            evaluate_model(model, set_dir, out, params, settings.extract, split, seed=settings.seed,
+                           low_confidence=settings.infer.low_confidence)
         else:
             run_with_code(code, READ, [str(model.resolve()), str(set_dir.resolve()), str(out.resolve()), split,
                                        str(max_logs), str(HERE.parent / "params.yaml"), settings.profile])

@@ -379,7 +379,7 @@ def loss_result(loss: str, settings: Settings, set_dir: Path, binary: Path, fold
         train = {key: result[key] for key in ("wall_clock_s", "final", "history")}
     started = time.perf_counter()
     metrics = evaluate_model(model, set_dir, folder / "eval", settings.evaluate, settings.extract,
-                             seed=settings.seed)
+                             seed=settings.seed, low_confidence=settings.infer.low_confidence)
     per_log = pd.read_csv(folder / "eval" / "per_log.csv")
     row = row_of(loss, metrics, per_log, train, time.perf_counter() - started)
     log.info("loss %s: mean median MAE %.4f, %.0f s training", loss, row["mean_median_mae"], row["train_seconds"])

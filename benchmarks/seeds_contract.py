@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for reading in READINGS:
             start = time.perf_counter()
             evaluate_model(model, sets[reading], work / f"eval-{reading}", settings.evaluate, settings.extract,
-                           split=EVALUATION_SPLIT, seed=settings.seed)
+                           split=EVALUATION_SPLIT, seed=settings.seed, low_confidence=settings.infer.low_confidence)
             per_log = pd.read_csv(work / f"eval-{reading}" / "per_log.csv", dtype={"id": str})
             swaps = per_log.drop_duplicates("id")["swap_share"].to_numpy(dtype=np.float64)
             document["readings"][reading] = {

@@ -25,6 +25,7 @@ from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import build_model, save_model
+from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import choose_window
 from veernet_pipeline.reading.styles import curve_classes
@@ -262,7 +263,8 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"an earlier evaluation's picture")
     metrics = evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate,
-                             test_settings.extract, seed=test_settings.seed)
+                             test_settings.extract, seed=test_settings.seed,
+                             low_confidence=test_settings.infer.low_confidence)
 
     assert metrics["n_logs"] == 2 and metrics["split"] == "test"
     assert not stale.exists()
@@ -301,13 +303,23 @@ def test_evaluate_log_reads_every_curve_of_a_tall_track(tmp_path: Path, test_set
     pooled = MaskScores(7)
     row = next(pd.DataFrame([meta]).itertuples(index=False))  # as evaluate_model iterates the index
     image, truth_rows, pred_rows, records = evaluate_log(InkIsStyle(style_class("solid")).eval(), tmp_path, row,
-                                                         test_settings.evaluate, test_settings.extract, "cpu", pooled)
+                                                         test_settings.evaluate, test_settings.extract, "cpu", pooled,
+                                                         test_settings.infer.low_confidence)
     assert image.shape == (704, 1280) and truth_rows.shape == pred_rows.shape == (3, 1280)
     assert [r["curve"] for r in records] == ["A", "B", "C"] and {r["style"] for r in records} == {"solid"}
     assert {r["n_curves"] for r in records} == {3} and {r["height"] for r in records} == {704}
     assert {r["drawn_alike"] for r in records} == {3}  # three solid curves: one group drawn alike
-    # The log's conf_p10 (the review queue's figure) is one value on each of its rows.
-    assert len({r["conf_p10"] for r in records}) == 1 and 0.0 <= records[0]["conf_p10"] <= 1.0
+    # The log's confidence figures (what the review queue ranks by) are one set on each of its rows; recomputed
+    # from the read rows and confidence with numpy: the 10th percentile of every column of every curve read.
+    assert len({(r["conf_p10"], r["low_conf_share"]) for r in records}) == 1
+    scan = read_scan(InkIsStyle(style_class("solid")).eval(), image,
+                     Calibration.from_file(tmp_path / meta["calibration"]), test_settings.evaluate.tile_width,
+                     test_settings.evaluate.tile_overlap, test_settings.extract, "cpu").reading
+    read = np.isfinite(scan.rows)
+    assert records[0]["conf_p10"] == pytest.approx(np.percentile(scan.confidence, 10))
+    assert records[0]["null_share"] == pytest.approx(1 - read.mean())
+    low = (read & (scan.confidence < test_settings.infer.low_confidence)).mean()
+    assert records[0]["low_conf_share"] == pytest.approx(low)
     for record in records:
         assert record["r2"] > 0.99 and record["coverage"] > 0.99 and record["mae"] < 1.0 / 704, record
         assert record["curve_swap_share"] < 0.01
@@ -377,4 +389,4 @@ def test_evaluate_model_names_an_empty_split(tmp_path: Path, test_settings: Sett
     pd.DataFrame([_write_log(set_dir, "a", "train", 320, 96)]).to_parquet(set_dir / "index.parquet")
     with pytest.raises(ValueError, match="no logs in split 'test'"):
         evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate, test_settings.extract,
-                       seed=test_settings.seed)
+                       seed=test_settings.seed, low_confidence=test_settings.infer.low_confidence)

@@ -38,6 +38,7 @@ from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.summary import finite_stat, summarise
 from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth_band, truth_values
+from veernet_pipeline.inference.confidence import confidence_figures
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.sets import INDEX_FILE, read_split
@@ -56,7 +57,7 @@ OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
 
 def evaluate_model(
     model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams, extract: ExtractParams,
-    split: str | None = None, *, seed: int,
+    split: str | None = None, *, seed: int, low_confidence: float,
 ) -> dict[str, Any]:
     """Evaluate the model in `model_dir` on split `split` (default `params.split`) of the set `set_dir`.
 
@@ -66,7 +67,9 @@ def evaluate_model(
     log) and `overlays/{worst,best}_<rank>_<id>.png` (the five worst and five best logs by mean
     MAE; R^2 misleads on nearly flat curves) into `out_dir`.
 
-    `seed` (the params' global seed) seeds the bootstrap of `interval`.
+    `seed` (the params' global seed) seeds the bootstrap of `interval`. `low_confidence`
+    (`infer.low_confidence`) is the threshold of each log's `low_conf_share`: per_log.csv carries
+    the four figures the review queue ranks a digitised scan by (`inference.confidence`).
 
     Returns:
         The `summary.summarise` figures: per curve, style, curve count, height and track feature,
@@ -85,7 +88,7 @@ def evaluate_model(
     ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray]] = []
     for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
         image, truth_rows, pred_rows, log_records = evaluate_log(model, Path(set_dir), row, params, extract, device,
-                                                                  pooled)
+                                                                  pooled, low_confidence)
         records.extend(log_records)
         score = finite_stat(np.mean, np.asarray([r["mae"] for r in log_records], dtype=np.float64))
         ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows))
@@ -113,11 +116,12 @@ def evaluate_model(
 
 def evaluate_log(
     model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str,
-    pooled: MaskScores,
+    pooled: MaskScores, low_confidence: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
     """Image, truth rows, predicted rows (pixel rows, (K, W)) and per-curve records of one log.
 
-    The log's predicted and true masks are added to `pooled`.
+    The log's predicted and true masks are added to `pooled`. Each record carries the log's confidence figures as
+    the review queue would rank it (`inference.confidence`, every curve read, `low_confidence` the threshold).
     """
     image, rgb = decode_colour(set_dir / row.image)
     mask = tifffile.imread(set_dir / row.mask)
@@ -139,8 +143,8 @@ def evaluate_log(
         labels = ["any"]
     n = min(rows.shape[0], truth.shape[0])
     curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.kinds[:n], height)
-    # The scan's conf_p10 as the review queue ranks it (`inference.confidence`: every curve read, absent columns 0).
-    conf_p10 = float(np.percentile(confidence, 10)) if confidence.size else math.nan
+    # The scan's figures as digitize writes them into the index: every curve read, NULL where its row is.
+    figures = confidence_figures(rows, confidence, low_confidence)
     drawn_alike = {k: len(group) for group in alike_groups(plan.kinds[:n]) for k in group}
     rows, confidence = rows[order], confidence[order]
     records = []
@@ -157,7 +161,7 @@ def evaluate_log(
         records.append({"id": row.id, "well": row.well, "curve": curve_name(k), "mnemonic": scale.mnemonic,
                         "unit": scale.unit, "style": labels[k], "width": width, "height": height,
                         "n_curves": n_truth, "drawn_alike": drawn_alike[k], **scores, "swap_share": swaps,
-                        "conf_p10": conf_p10,
+                        **figures,
                         "mae_physical": finite_stat(np.mean, physical),
                         "mean_confidence": float(confidence[k].mean()), "scale": scale.scale,
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan,

@@ -48,7 +48,7 @@ STAGE_PARAMS: dict[str, tuple[str, ...]] = {
     "synthesize": ("seed", "synthesize", "validate", "foreign"),
     "train_binary": ("seed", "model", "train_binary"),
     "train_multiclass": ("seed", "model", "train_multiclass"),
-    "evaluate": ("extract", "evaluate"),
+    "evaluate": ("extract", "evaluate", "infer.low_confidence"),
     "infer": ("extract", "infer"),
     "review_queue": ("review",),
 }

@@ -67,7 +67,7 @@ def evaluate(settings: Settings) -> StageResult:
         with store.stage_run(settings.root, "evaluate", params, {"profile": settings.profile,
                                                                  "model_version": version}):
             metrics = evaluate_model(model_dir, set_dir, out, settings.evaluate, settings.extract,
-                                     seed=settings.seed)
+                                     seed=settings.seed, low_confidence=settings.infer.low_confidence)
             decision = gate(settings.root, MULTICLASS_MODEL, version, metrics["median_r2"],
                             settings.evaluate.gate.min_median_r2)
             logged = {**metrics, "gate_passed": float(decision["promoted"])}
@@ -80,7 +80,8 @@ def evaluate(settings: Settings) -> StageResult:
             if foreign is not None:
                 foreign_out = out / FOREIGN_DIR
                 foreign_metrics = evaluate_model(model_dir, foreign, foreign_out, settings.evaluate, settings.extract,
-                                                 split=FOREIGN_SPLIT, seed=settings.seed)
+                                                 split=FOREIGN_SPLIT, seed=settings.seed,
+                                                 low_confidence=settings.infer.low_confidence)
                 write_comparison(foreign_out, metrics, foreign_metrics)
                 logged["foreign"] = foreign_metrics
                 shown.update(store.numeric({"foreign": headline(foreign_metrics)}))
