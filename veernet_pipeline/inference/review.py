@@ -1,16 +1,22 @@
-"""The review queue: digitised scans ranked least-confident first, with the marks reviewers gave them.
+"""The review queue: digitised scans ranked for review (curves drawn alike, then least-confident first), and marks.
 
 The queue is built from the digitised indexes (`inference.archive`: the whole archive's and each
 tranche's), one row per output (LAS path; a scan in two indexes under the same output counts once),
 failed scans left out (they have no LAS; they are in `failures.parquet`). Rows are ordered:
 
 1. unreviewed outputs before those with a mark (accepted or rejected);
-2. `conf_p10` ascending: the scan whose weakest tenth of columns is least sure comes first;
-3. `low_conf_share` descending, then `null_share` descending: more columns read with low
+2. outputs with curves drawn alike (`alike_curves` > 0: one style and pen for two or more curves of
+   the track) before the others: which of them is which mnemonic rests on their lines' continuity
+   alone, which a confident reading does not vouch for (on the own test split of 2026-12-06, logs
+   with such curves held a curve under R² 0.5 in 20 of 32, the others in 33 of 136;
+   docs/accuracy.md, "Curves drawn alike first in the review queue"). An output whose LAS predates the
+   count (NaN) ranks as one without;
+3. `conf_p10` ascending: the scan whose weakest tenth of columns is least sure comes first;
+4. `low_conf_share` descending, then `null_share` descending: more columns read with low
    confidence, then more columns not read at all;
-4. the LAS path, so equal figures still give one order.
+5. the LAS path, so equal figures still give one order.
 
-A missing figure (a scan where no curve was read) ranks as least confident: first within its group.
+A missing confidence figure (a scan where no curve was read) ranks as least confident: first within its group.
 
 Marks live in an append-only JSON-lines file (`MARKS_FILE`), one object per mark (the scan's
 sha256, its LAS path, the mark, a note, who, UTC time), never rewritten: the log is the record of
@@ -35,7 +41,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image
 
-from veernet_pipeline.inference.confidence import FIGURES
+from veernet_pipeline.inference.confidence import ALIKE, FIGURES
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +50,8 @@ QUEUE_FILE = "queue.parquet"
 QUEUE_MD = "queue.md"
 MARKS = {"accept": "accepted", "reject": "rejected"}
 # What ranking and display read from each index; an index without them cannot be queued.
-REQUIRED_COLUMNS = ("path", "sha256", "las", "qc", "status", *FIGURES)
-QUEUE_COLUMNS = ("rank", "path", "sha256", "las", "qc", *FIGURES, "mark", "note", "marked_by", "marked_at")
+REQUIRED_COLUMNS = ("path", "sha256", "las", "qc", "status", ALIKE, *FIGURES)
+QUEUE_COLUMNS = ("rank", "path", "sha256", "las", "qc", ALIKE, *FIGURES, "mark", "note", "marked_by", "marked_at")
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,10 @@ def rank_queue(outputs: pd.DataFrame, marks: dict[str, Mark]) -> pd.DataFrame:
     queue["marked_by"] = [m.by if m else "" for m in latest]
     queue["marked_at"] = [m.at if m else "" for m in latest]
     queue["_reviewed"] = queue["mark"] != ""
-    queue = queue.sort_values(["_reviewed", "conf_p10", "low_conf_share", "null_share", "las"],
-                              ascending=[True, True, False, False, True], na_position="first", kind="mergesort")
+    queue["_alike"] = queue[ALIKE] > 0  # NaN (not known) compares False
+    queue = queue.sort_values(["_reviewed", "_alike", "conf_p10", "low_conf_share", "null_share", "las"],
+                              ascending=[True, False, True, False, False, True], na_position="first",
+                              kind="mergesort")
     queue.insert(0, "rank", range(1, len(queue) + 1))
     return queue[list(QUEUE_COLUMNS)].reset_index(drop=True)
 
@@ -177,13 +185,17 @@ def queue_markdown(queue: pd.DataFrame, top_n: int, picture: Callable[[str], str
         picture: a QC path (relative to the digitised folder) -> the markdown of its picture cell.
     """
     unreviewed = int((queue["mark"] == "").sum())
-    lines = [f"Review queue: {len(queue)} digitised scans, {unreviewed} unreviewed; the first {min(top_n, len(queue))} "
-             "by least confidence (conf_p10 ascending, then low_conf_share and null_share descending).", "",
-             "| rank | scan | LAS | conf_median | conf_p10 | null_share | low_conf_share | mark | QC |",
-             "|---:|---|---|---:|---:|---:|---:|---|---|"]
+    shown = min(top_n, len(queue))
+    lines = [f"Review queue: {len(queue)} digitised scans, {unreviewed} unreviewed; the first {shown}: scans with "
+             "curves drawn alike (alike_curves > 0: which is which rests on their lines' continuity) "
+             "first, then by least confidence (conf_p10 ascending, then low_conf_share and null_share descending).",
+             "", "| rank | scan | LAS | alike_curves | conf_median | conf_p10 | null_share | low_conf_share | mark "
+             "| QC |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
     for row in queue.head(top_n).itertuples(index=False):
         mark = f"{row.mark} by {row.marked_by}" + (f": {row.note}" if row.note else "") if row.mark else "unreviewed"
-        figures = " | ".join(_figure(getattr(row, name)) for name in FIGURES)
+        alike = "n/a" if pd.isna(getattr(row, ALIKE)) else str(int(getattr(row, ALIKE)))
+        figures = " | ".join([alike, *(_figure(getattr(row, name)) for name in FIGURES)])
         lines.append(f"| {row.rank} | `{row.path}` | `{row.las}` | {figures} | {mark.replace('|', '/')} "
                      f"| {picture(row.qc)} |")
     return "\n".join(lines) + "\n"

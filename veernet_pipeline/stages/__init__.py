@@ -24,7 +24,7 @@ DESCRIPTIONS: dict[str, str] = {
     "train_multiclass": "train the line-style VeerNet (background, other ink, 5 curve styles) from the binary weights",
     "evaluate": "measure the multiclass model on held-out logs; gate the champion alias",
     "infer": "digitise every validated scan to LAS + QC PNG",
-    "review_queue": "rank the digitised scans least-confident first, with reviewers' marks (data/review/)",
+    "review_queue": "rank the digitised scans for review (curves drawn alike first), with marks (data/review/)",
 }
 
 

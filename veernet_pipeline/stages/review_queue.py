@@ -1,4 +1,4 @@
-"""The review_queue stage: every digitised scan ranked least-confident first, with its latest mark.
+"""The review_queue stage: every digitised scan ranked for review (`inference.review`), with its latest mark.
 
 Reads the whole archive's index (`paths.digitized/index.parquet`, what `veernet infer` and
 `dvc repro` write) and each tranche's (`paths.tranches/<tranche>/digitized/index.parquet`, what
@@ -17,6 +17,7 @@ import pandas as pd
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE
+from veernet_pipeline.inference.confidence import ALIKE
 from veernet_pipeline.inference.review import (
     MARKS,
     MARKS_FILE,
@@ -75,6 +76,7 @@ def review_queue(settings: Settings) -> StageResult:
                                                      lambda qc: f"![QC]({pictures}/{qc})"))
         counts = {"queued": len(queue), "unreviewed": int((queue["mark"] == "").sum())}
         counts.update({mark: int((queue["mark"] == mark).sum()) for mark in MARKS.values()})
+        counts["drawn_alike"] = int((queue[ALIKE] > 0).sum())  # scans whose identities rest on continuity alone
         return StageResult("review_queue", counts=counts,
                            paths={"queue": str(outputs[0]), "queue_md": str(outputs[1]), "marks": str(marks)})
 
