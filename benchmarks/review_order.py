@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 from _record import markdown_table, write_results
 
-from veernet_pipeline.inference.confidence import ALIKE, FIGURES
 from veernet_pipeline.inference.review import rank_queue
+from veernet_pipeline.reading.confidence import ALIKE, FIGURES
 
 SHARES = (0.10, 0.25, 0.50)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from veernet_pipeline.inference.confidence import confidence_figures, curves_figures
 from veernet_pipeline.io.las import LasCurve, read_curves, write_las
+from veernet_pipeline.reading.confidence import confidence_figures, curves_figures
 
 NAN = float("nan")
 # Two curves over ten columns. Curve A is not read in its last two columns (NULL, confidence 0);

@@ -38,7 +38,6 @@ from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
 from veernet_pipeline.evaluation.summary import finite_stat, summarise
 from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth_band, truth_values
-from veernet_pipeline.inference.confidence import confidence_figures
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.sets import INDEX_FILE, read_split
@@ -46,6 +45,7 @@ from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.alike_order import alike_groups
+from veernet_pipeline.reading.confidence import confidence_figures
 from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.picture import curve_name
 from veernet_pipeline.reading.values import rows_to_values
@@ -69,7 +69,7 @@ def evaluate_model(
 
     `seed` (the params' global seed) seeds the bootstrap of `interval`. `low_confidence`
     (`infer.low_confidence`) is the threshold of each log's `low_conf_share`: per_log.csv carries
-    the four figures the review queue ranks a digitised scan by (`inference.confidence`).
+    the four figures the review queue ranks a digitised scan by (`reading.confidence`).
 
     Returns:
         The `summary.summarise` figures: per curve, style, curve count, height and track feature,
@@ -121,7 +121,7 @@ def evaluate_log(
     """Image, truth rows, predicted rows (pixel rows, (K, W)) and per-curve records of one log.
 
     The log's predicted and true masks are added to `pooled`. Each record carries the log's confidence figures as
-    the review queue would rank it (`inference.confidence`, every curve read, `low_confidence` the threshold).
+    the review queue would rank it (`reading.confidence`, every curve read, `low_confidence` the threshold).
     """
     image, rgb = decode_colour(set_dir / row.image)
     mask = tifffile.imread(set_dir / row.mask)

@@ -8,7 +8,7 @@ output already on disk; a new model, other extraction parameters or a corrected 
 a new LAS beside the old one (nothing is overwritten in place). The QC PNG is written before
 the LAS and both atomically, so an existing LAS means the output is complete.
 
-Each row also carries the scan's confidence figures (`inference.confidence`: `conf_median`,
+Each row also carries the scan's confidence figures (`reading.confidence`: `conf_median`,
 `conf_p10`, `null_share`, `low_conf_share` at `infer.low_confidence`), computed when its LAS is
 written and carried over (or read back from the LAS when the threshold changed) when skipped, and
 `alike_curves`: how many of its curves are drawn alike with another (`digitize.alike_count`, NaN for a
@@ -32,7 +32,6 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams, InferParams
-from veernet_pipeline.inference.confidence import ALIKE, FIGURES, curves_figures
 from veernet_pipeline.inference.digitize import DigitizedLog, alike_count, digitize_scan, write_digitized
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
@@ -42,12 +41,13 @@ from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.confidence import ALIKE, FIGURES, curves_figures
 
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.parquet"
 FAILURES_FILE = "failures.parquet"
-# The confidence figures (`inference.confidence`) and ALIKE are NaN for a failed scan; the review queue ranks on them.
+# The confidence figures (`reading.confidence`) and ALIKE are NaN for a failed scan; the review queue ranks on them.
 DIGITIZED_COLUMNS = ("path", "sha256", "calibration_sha256", "las", "qc", "calibrated", "status", "reason",
                      "attempts", *FIGURES, ALIKE, "low_conf_threshold")
 GAVE_UP = "gave up"

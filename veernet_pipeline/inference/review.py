@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image
 
-from veernet_pipeline.inference.confidence import ALIKE, FIGURES
+from veernet_pipeline.reading.confidence import ALIKE, FIGURES
 
 log = logging.getLogger(__name__)
 

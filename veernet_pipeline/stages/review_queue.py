@@ -17,7 +17,6 @@ import pandas as pd
 
 from veernet_pipeline.config import Settings
 from veernet_pipeline.inference.archive import INDEX_FILE
-from veernet_pipeline.inference.confidence import ALIKE
 from veernet_pipeline.inference.review import (
     MARKS,
     MARKS_FILE,
@@ -31,6 +30,7 @@ from veernet_pipeline.inference.review import (
 from veernet_pipeline.io.atomic import write_parquet_atomic, write_text_atomic
 from veernet_pipeline.io.tranches import archive_dirs, run_tranches
 from veernet_pipeline.provenance import digest, file_sha256
+from veernet_pipeline.reading.confidence import ALIKE
 from veernet_pipeline.stages.cache import StageResult, files_version, run_cached
 
 
