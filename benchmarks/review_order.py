@@ -1,4 +1,4 @@
-"""How soon the review queue shows the scans read wrong: by confidence alone, and with curves drawn alike first.
+"""How soon the review queue shows the scans read wrong: in the queue's order and in the orders before it.
 
     python benchmarks/review_order.py PER_LOG_CSV [PER_LOG_CSV ...] [--bad-r2 0.5] [--out DIR]
 
@@ -7,8 +7,9 @@ log's confidence figures as digitize writes them into the index, and each curve'
 many curves of its track share its style and pen). Its logs stand in for digitised scans: each
 becomes one row of an index (the four figures, `alike_curves` = the curves drawn alike with
 another) and the library's own
-`inference.review.rank_queue` orders them twice, once with every `alike_curves` 0 (the queue before
-curves drawn alike were ranked first: confidence alone) and once as they are. A log is *wrong* when
+`inference.review.rank_queue` orders them by each of `ORDERS`: the queue's before 2026-12-06
+(confidence alone, `conf_p10` first), curves drawn alike first then `conf_p10`, and the queue's
+(`review.ORDER`: curves drawn alike first, then `conf_median`). A log is *wrong* when
 one of its curves reads under `--bad-r2` R² against its truth. Per order: the share of wrong logs
 among the first 10 %, 25 % and 50 % of the queue, the wrong logs found there out of all, and the
 AUC (the chance that a wrong log comes before a right one).
@@ -26,10 +27,16 @@ import numpy as np
 import pandas as pd
 from _record import markdown_table, write_results
 
-from veernet_pipeline.inference.review import rank_queue
+from veernet_pipeline.inference.review import ORDER, rank_queue
 from veernet_pipeline.reading.confidence import ALIKE, FIGURES
 
 SHARES = (0.10, 0.25, 0.50)
+BY_CONFIDENCE = (("conf_p10", True), ("low_conf_share", False), ("null_share", False))
+ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "confidence alone (conf_p10 first; before 2026-12-06)": BY_CONFIDENCE,
+    "drawn alike first, then conf_p10": (("_alike", False), *BY_CONFIDENCE),
+    "drawn alike first, then conf_median (the queue)": ORDER,
+}
 
 
 def scans_of(per_log: pd.DataFrame, bad_r2: float) -> pd.DataFrame:
@@ -42,12 +49,10 @@ def scans_of(per_log: pd.DataFrame, bad_r2: float) -> pd.DataFrame:
     return scans
 
 
-def order_figures(scans: pd.DataFrame, alike_first: bool) -> dict[str, Any]:
-    """The queue's order of `scans` (`rank_queue`, no marks) and how early it shows the wrong ones."""
-    index = scans if alike_first else scans.assign(**{ALIKE: 0.0})
-    for column in ("path", "sha256", "qc"):
-        index = index.assign(**{column: index["las"]})
-    queue = rank_queue(index, {})
+def order_figures(scans: pd.DataFrame, order: tuple[tuple[str, bool], ...]) -> dict[str, Any]:
+    """`scans` in `order` (`rank_queue`, no marks) and how early it shows the wrong ones."""
+    index = scans.assign(path=scans["las"], sha256=scans["las"], qc=scans["las"])
+    queue = rank_queue(index, {}, order)
     wrong = scans.set_index("las").loc[queue["las"], "wrong"].to_numpy()
     n, n_wrong = len(wrong), int(wrong.sum())
     figures: dict[str, Any] = {"logs": n, "wrong": n_wrong}
@@ -76,16 +81,14 @@ def main() -> None:
         with_alike = scans[scans[ALIKE] > 0]
         record = {"file": str(path), "logs_with_alike": len(with_alike),
                   "wrong_with_alike": int(with_alike["wrong"].sum()),
-                  "confidence_alone": order_figures(scans, alike_first=False),
-                  "alike_first": order_figures(scans, alike_first=True)}
+                  "orders": {name: order_figures(scans, order) for name, order in ORDERS.items()}}
         sets[str(path)] = record
-        for name in ("confidence_alone", "alike_first"):
-            figures = record[name]
-            rows.append([path.parent.name + "/" + path.name, name.replace("_", " "), str(figures["logs"]),
+        for name, figures in record["orders"].items():
+            rows.append([path.parent.name + "/" + path.name, name, str(figures["logs"]),
                          str(figures["wrong"]), f"{record['wrong_with_alike']} of {record['logs_with_alike']}",
                          *(_found(figures[f"first_{round(100 * s)}"]) for s in SHARES), f"{figures['auc']:.3f}"])
     body = (f"A log is wrong when a curve reads under R² {args.bad_r2}. Each row: the queue's order of the set's "
-            "logs (`inference.review.rank_queue`), by confidence alone or with curves drawn alike first; wrong logs "
+            "logs (`inference.review.rank_queue`) in each order; wrong logs "
             "among the first 10 / 25 / 50 % of it, and the AUC (chance a wrong log comes before a right one).\n\n"
             + markdown_table(["set", "order", "logs", "wrong", "wrong with curves drawn alike", "first 10 %",
                               "first 25 %", "first 50 %", "AUC"], rows, {2, 3, 5, 6, 7, 8}))

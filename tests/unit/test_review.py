@@ -16,17 +16,18 @@ from veernet_pipeline.stages.review_queue import review_queue
 NAN = float("nan")
 # (scan, status, conf_median, conf_p10, null_share, low_conf_share, alike_curves)
 WHOLE = [("e.tif", "written", NAN, NAN, NAN, NAN, 0),  # no curve read: least confident of all
-         ("a.tif", "written", 0.80, 0.20, 0.00, 0.10, 0),
+         ("a.tif", "written", 0.55, 0.20, 0.00, 0.10, 0),
          ("b.tif", "skipped", 0.70, 0.20, 0.00, 0.30, 0),
          ("c.tif", "written", 0.60, 0.10, 0.50, 0.00, 0),
          ("d.tif", "written", 0.65, 0.20, 0.20, 0.30, 0),
          ("f.tif", "failed", NAN, NAN, NAN, NAN, NAN),  # no LAS: not for review
          ("g.tif", "written", 0.95, 0.90, 0.00, 0.00, 2)]  # two curves drawn alike
-TRANCHE = [("a.tif", "skipped", 0.80, 0.20, 0.00, 0.10, 0),  # the same output as the whole archive's: once
-           ("h.tif", "written", 0.85, 0.50, 0.00, 0.05, NAN)]  # a LAS from before the count: not known
-# By hand: G first (curves drawn alike, however confident); then E (NaN first); C (p10 0.1); then p10 0.2: B and D
-# have low 0.3 > A's 0.1, D's null 0.2 > B's 0.0, so D, B, A; then H (p10 0.5; its unknown count ranks as none).
-EXPECTED = ["g.tif", "e.tif", "c.tif", "d.tif", "b.tif", "a.tif", "h.tif"]
+TRANCHE = [("a.tif", "skipped", 0.55, 0.20, 0.00, 0.10, 0),  # the same output as the whole archive's: once
+           ("h.tif", "written", 0.70, 0.50, 0.00, 0.05, NAN)]  # a LAS from before the count: not known
+# By hand: G first (curves drawn alike, however confident); then by conf_median, NaN first: E, A (0.55), C (0.60),
+# D (0.65), then B and H (0.70 both): B's conf_p10 0.2 before H's 0.5 (H's unknown count ranks as none).
+# By conf_p10 first, as the queue ranked before, A (0.2) would come after C (0.1) and D.
+EXPECTED = ["g.tif", "e.tif", "a.tif", "c.tif", "d.tif", "b.tif", "h.tif"]
 
 
 def _sha(scan: str) -> str:
@@ -72,7 +73,7 @@ def test_queue_order_is_the_hand_computed_one(project: Settings) -> None:
     markdown = (project.path("review") / "queue.md").read_text()
     assert markdown.index("`t1/g.tif`") < markdown.index("`t1/e.tif`") < markdown.index("`t1/c.tif`")
     # G's row shows its two curves drawn alike; H's count is not known.
-    assert "/g.las` | 2 | 0.950 | 0.900 |" in markdown and "/h.las` | n/a | 0.850 | 0.500 |" in markdown
+    assert "/g.las` | 2 | 0.950 | 0.900 |" in markdown and "/h.las` | n/a | 0.700 | 0.500 |" in markdown
     assert "](../digitized/eeeeeeeeeeeeeeee/veernet-multiclass-v1-xabc/uncalibrated/e.qc.png)" in markdown
 
 
@@ -88,7 +89,7 @@ def test_marks_put_reviewed_scans_last_and_survive_reruns(project: Settings) -> 
         (_sha("c.tif"), "rejected", "curve B swapped", "ana"), (_sha("d.tif"), "accepted", "", "ben")]
     assert all(r["at"].endswith("+00:00") for r in records)
 
-    expected = ["g.tif", "e.tif", "b.tif", "a.tif", "h.tif", "c.tif", "d.tif"]
+    expected = ["g.tif", "e.tif", "a.tif", "b.tif", "h.tif", "c.tif", "d.tif"]
     assert [Path(p).name for p in _queue(project)["path"]] != expected  # the queue on disk predates the marks
     review_queue(project)
     assert [Path(p).name for p in _queue(project)["path"]] == expected

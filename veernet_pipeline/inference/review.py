@@ -11,10 +11,14 @@ failed scans left out (they have no LAS; they are in `failures.parquet`). Rows a
    with such curves held a curve under R² 0.5 in 20 of 32, the others in 33 of 136;
    docs/accuracy.md, "Curves drawn alike first in the review queue"). An output whose LAS predates the
    count (NaN) ranks as one without;
-3. `conf_p10` ascending: the scan whose weakest tenth of columns is least sure comes first;
-4. `low_conf_share` descending, then `null_share` descending: more columns read with low
-   confidence, then more columns not read at all;
+3. `conf_median` ascending: the scan whose curves are less sure over half their columns comes first.
+   Not `conf_p10`: a broken style's gaps are bridged columns of confidence 0, so `conf_p10` is 0 on
+   most scans with a dashed or dotted curve (146 of 168 own test logs) and decides nothing there
+   (docs/accuracy.md, same section: chosen on val, as good on test, better on the foreign set);
+4. `conf_p10` ascending, `low_conf_share` descending, then `null_share` descending;
 5. the LAS path, so equal figures still give one order.
+
+`ORDER` holds steps 2-4, so a benchmark can rank by another order with the same code.
 
 A missing confidence figure (a scan where no curve was read) ranks as least confident: first within its group.
 
@@ -49,6 +53,9 @@ MARKS_FILE = "marks.jsonl"
 QUEUE_FILE = "queue.parquet"
 QUEUE_MD = "queue.md"
 MARKS = {"accept": "accepted", "reject": "rejected"}
+# The order after unreviewed-first (module docstring, steps 2-4): (column, ascending); `_alike` = curves drawn alike.
+ORDER: tuple[tuple[str, bool], ...] = (("_alike", False), ("conf_median", True), ("conf_p10", True),
+                                       ("low_conf_share", False), ("null_share", False))
 # What ranking and display read from each index; an index without them cannot be queued.
 REQUIRED_COLUMNS = ("path", "sha256", "las", "qc", "status", ALIKE, *FIGURES)
 QUEUE_COLUMNS = ("rank", "path", "sha256", "las", "qc", ALIKE, *FIGURES, "mark", "note", "marked_by", "marked_at")
@@ -108,8 +115,10 @@ def read_marks(path: Path) -> dict[str, Mark]:
     return latest
 
 
-def rank_queue(outputs: pd.DataFrame, marks: dict[str, Mark]) -> pd.DataFrame:
-    """The outputs in review order (module docstring) with each one's latest mark and a 1-based `rank`."""
+def rank_queue(outputs: pd.DataFrame, marks: dict[str, Mark],
+               order: tuple[tuple[str, bool], ...] = ORDER) -> pd.DataFrame:
+    """The outputs in review order (module docstring; `order` = its steps 2-4) with each one's latest mark and a
+    1-based `rank`."""
     queue = outputs.copy()
     latest = [marks.get(las) for las in queue["las"]]
     queue["mark"] = [m.mark if m else "" for m in latest]
@@ -118,8 +127,8 @@ def rank_queue(outputs: pd.DataFrame, marks: dict[str, Mark]) -> pd.DataFrame:
     queue["marked_at"] = [m.at if m else "" for m in latest]
     queue["_reviewed"] = queue["mark"] != ""
     queue["_alike"] = queue[ALIKE] > 0  # NaN (not known) compares False
-    queue = queue.sort_values(["_reviewed", "_alike", "conf_p10", "low_conf_share", "null_share", "las"],
-                              ascending=[True, False, True, False, False, True], na_position="first",
+    queue = queue.sort_values(["_reviewed", *(column for column, _ in order), "las"],
+                              ascending=[True, *(ascending for _, ascending in order), True], na_position="first",
                               kind="mergesort")
     queue.insert(0, "rank", range(1, len(queue) + 1))
     return queue[list(QUEUE_COLUMNS)].reset_index(drop=True)
@@ -188,7 +197,8 @@ def queue_markdown(queue: pd.DataFrame, top_n: int, picture: Callable[[str], str
     shown = min(top_n, len(queue))
     lines = [f"Review queue: {len(queue)} digitised scans, {unreviewed} unreviewed; the first {shown}: scans with "
              "curves drawn alike (alike_curves > 0: which is which rests on their lines' continuity) "
-             "first, then by least confidence (conf_p10 ascending, then low_conf_share and null_share descending).",
+             "first, then by least confidence (conf_median, then conf_p10 ascending; low_conf_share and null_share "
+             "descending).",
              "", "| rank | scan | LAS | alike_curves | conf_median | conf_p10 | null_share | low_conf_share | mark "
              "| QC |",
              "|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
