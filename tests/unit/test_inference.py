@@ -26,7 +26,7 @@ from veernet_pipeline.inference.digitize import (
 )
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES, style_class
-from veernet_pipeline.io.las import read_curves, read_notes
+from veernet_pipeline.io.las import read_curves, read_curves_and_notes
 from veernet_pipeline.io.tiff import write_tiff
 from veernet_pipeline.model.veernet import save_model
 from veernet_pipeline.reading.predict import predict_probs
@@ -123,7 +123,7 @@ def test_every_curve_the_sidecar_names_is_written(test_settings: Settings, tmp_p
     assert result.curves[0].descr.endswith("drawn alike with CALI, SP") and "with GR, SP" in result.curves[2].descr
     assert f"{ALIKE_NOTE}GR, CALI, SP" in result.notes
     write_digitized(result, image, tmp_path / "three.las", None, [])
-    assert alike_count(read_notes(tmp_path / "three.las")) == 3
+    assert alike_count(read_curves_and_notes(tmp_path / "three.las")[3]) == 3
     # Three curves drawn alike: listed top first (by hand, mean rows 77.4, 90.1, 84.6 -> GR, SP, CALI).
     expected = [truths[0], truths[2], truths[1]]
     for k, rows in enumerate(expected):
@@ -236,7 +236,7 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert row.low_conf_threshold == 0.5 and math.isnan(index.loc[2, "conf_median"])
     # scan0's sidecar names no styles: GR solid, NPHI broken (the seeds' two curves), none drawn alike, as its header
     # says; a failed scan: not known.
-    assert row.alike_curves == 0 and f"{ALIKE_NOTE}none" in read_notes(las)
+    assert row.alike_curves == 0 and f"{ALIKE_NOTE}none" in read_curves_and_notes(las)[3]
     assert math.isnan(index.loc[2, "alike_curves"])
 
     mtime = las.stat().st_mtime_ns

@@ -35,7 +35,7 @@ from veernet_pipeline.config import ExtractParams, InferParams
 from veernet_pipeline.inference.digitize import DigitizedLog, alike_count, digitize_scan, write_digitized
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.las import read_curves, read_notes
+from veernet_pipeline.io.las import read_curves_and_notes
 from veernet_pipeline.io.manifest import sidecar_path
 from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_colour, read_header
@@ -81,7 +81,8 @@ def _figures(previous: dict[str, Any] | None, las_path: Path, threshold: float) 
     ALIKE, else read from its LAS."""
     if previous is not None and previous.get("low_conf_threshold") == threshold and ALIKE in previous:
         return {name: float(previous[name]) for name in (*FIGURES, ALIKE)}
-    return {**curves_figures(read_curves(las_path)[1], threshold), ALIKE: alike_count(read_notes(las_path))}
+    _, curves, _, notes = read_curves_and_notes(las_path)
+    return {**curves_figures(curves, threshold), ALIKE: alike_count(notes)}
 
 
 def digitize_validated(

@@ -106,23 +106,28 @@ def read_curves(path: Path | str) -> tuple[np.ndarray, dict[str, np.ndarray], di
     Shape:
         depth: (N,); each curve: (N,).
     """
+    return _contents(_read(path), path)
+
+
+def read_curves_and_notes(path: Path | str) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, str], str]:
+    """`read_curves` and the ``~Other`` section (the notes `write_las` wrote), from one parse of the file.
+
+    Raises:
+        FileNotFoundError: ``path`` is not a file.
+        ValueError: the file cannot be parsed or holds no curves; the message names the file.
+    """
     las = _read(path)
+    return (*_contents(las, path), str(las.other))
+
+
+def _contents(las: lasio.LASFile, path: Path | str) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, str]]:
+    """Depth index, curves (NaN for NULL) and well items of a parsed file."""
     if not las.curves:
         raise ValueError(f"{path}: LAS file holds no curves; it needs at least a depth index")
     depth = np.asarray(las.index, dtype=np.float64)
     curves = {c.mnemonic: np.asarray(c.data, dtype=np.float64) for c in las.curves[1:]}
     well = {item.mnemonic: str(item.value) for item in las.well if str(item.value) != ""}
     return depth, curves, well
-
-
-def read_notes(path: Path | str) -> str:
-    """A LAS file's ``~Other`` section: the notes `write_las` wrote (provenance, how it was read).
-
-    Raises:
-        FileNotFoundError: ``path`` is not a file.
-        ValueError: the file cannot be parsed; the message names the file.
-    """
-    return str(_read(path).other)
 
 
 def _read(path: Path | str) -> lasio.LASFile:
