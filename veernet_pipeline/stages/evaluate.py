@@ -17,7 +17,7 @@ from veernet_pipeline.errors import MissingModel
 from veernet_pipeline.evaluation.evaluate import evaluate_model
 from veernet_pipeline.evaluation.summary import write_comparison
 from veernet_pipeline.io.sets import INDEX_FILE
-from veernet_pipeline.stages.cache import StageResult, files_version, recorded, run_cached, upstream
+from veernet_pipeline.stages.cache import StageResult, files_version, recorded, run_cached, stage_params, upstream
 from veernet_pipeline.tracking import store
 from veernet_pipeline.tracking.gate import gate
 from veernet_pipeline.tracking.store import MULTICLASS_MODEL
@@ -57,7 +57,7 @@ def evaluate(settings: Settings) -> StageResult:
     set_dir = settings.path("synthetic") / "multiclass"
     foreign = foreign_set(settings)
     out = settings.path("evaluation")
-    params = {"evaluate": settings.section("evaluate"), "extract": settings.section("extract")}
+    params = stage_params("evaluate", settings)  # what the run reads, logged on its MLflow run
     if recorded(model_dir) is None:
         raise MissingModel(f"{model_dir}: no trained multiclass model to evaluate; train it first "
                            "(`veernet train_multiclass`)")
