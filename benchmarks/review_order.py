@@ -12,7 +12,9 @@ another) and the library's own
 (`review.ORDER`: curves drawn alike first, then `conf_median`). A log is *wrong* when
 one of its curves reads under `--bad-r2` R² against its truth. Per order: the share of wrong logs
 among the first 10 %, 25 % and 50 % of the queue, the wrong logs found there out of all, and the
-AUC (the chance that a wrong log comes before a right one).
+AUC (the chance that a wrong log comes before a right one). Beside them, each confidence figure alone
+(`SINGLE`, ties by log id) over the logs without curves drawn alike: what the confidence keys
+choose among once those are set aside.
 
 Writes `review_order.json` and `review_order.md` into `--out` (default `results/review-order/`).
 """
@@ -37,6 +39,9 @@ ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {
     "drawn alike first, then conf_p10": (("_alike", False), *BY_CONFIDENCE),
     "drawn alike first, then conf_median (the queue)": ORDER,
 }
+# Each confidence figure alone, least confident first.
+SINGLE = {"conf_median": (("conf_median", True),), "conf_p10": (("conf_p10", True),),
+          "low_conf_share": (("low_conf_share", False),), "null_share": (("null_share", False),)}
 
 
 def scans_of(per_log: pd.DataFrame, bad_r2: float) -> pd.DataFrame:
@@ -81,7 +86,9 @@ def main() -> None:
         with_alike = scans[scans[ALIKE] > 0]
         record = {"file": str(path), "logs_with_alike": len(with_alike),
                   "wrong_with_alike": int(with_alike["wrong"].sum()),
-                  "orders": {name: order_figures(scans, order) for name, order in ORDERS.items()}}
+                  "orders": {name: order_figures(scans, order) for name, order in ORDERS.items()},
+                  "single_without_alike": {name: order_figures(scans[~(scans[ALIKE] > 0)], order)
+                                           for name, order in SINGLE.items()}}
         sets[str(path)] = record
         for name, figures in record["orders"].items():
             rows.append([path.parent.name + "/" + path.name, name, str(figures["logs"]),
@@ -92,6 +99,12 @@ def main() -> None:
             "among the first 10 / 25 / 50 % of it, and the AUC (chance a wrong log comes before a right one).\n\n"
             + markdown_table(["set", "order", "logs", "wrong", "wrong with curves drawn alike", "first 10 %",
                               "first 25 %", "first 50 %", "AUC"], rows, {2, 3, 5, 6, 7, 8}))
+    singles = [[path.parent.name + "/" + path.name, str(record["single_without_alike"]["conf_median"]["logs"]),
+                str(record["single_without_alike"]["conf_median"]["wrong"]),
+                *(f"{record['single_without_alike'][name]['auc']:.3f}" for name in SINGLE)]
+               for path, record in zip(args.per_log, sets.values(), strict=True)]
+    body += ("\nEach confidence figure alone, least confident first (ties by log id), over the logs without curves "
+             "drawn alike: AUC.\n\n" + markdown_table(["set", "logs", "wrong", *SINGLE], singles, {1, 2, 3, 4, 5, 6}))
     write_results(args.out, "review_order", {"bad_r2": args.bad_r2, "sets": sets}, "The review queue's order", body)
 
 
