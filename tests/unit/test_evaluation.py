@@ -29,6 +29,7 @@ from veernet_pipeline.reading.enlarge import read_scan
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.picture import choose_window
 from veernet_pipeline.reading.styles import curve_classes
+from veernet_pipeline.stages.evaluate import headline
 
 CALIB = {
     "depth": {"top": 1010.0, "bottom": 1060.0, "unit": "M"},
@@ -356,6 +357,10 @@ def test_summary_takes_medians_over_logs_and_the_worst_style() -> None:
     # Log c's two solid curves are drawn alike (0.7, 0.6 -> 0.65); the five others have a style of their own.
     alike = metrics["drawn_alike"]
     assert alike["alike"]["n"] == 2 and alike["alike"]["median_r2"] == pytest.approx(0.65) and alike["own"]["n"] == 5
+    # The stage's metadata shows both: own curves' R^2 0.9, 0.5, 0.2, NaN, 0.4 -> median of the four read, 0.45.
+    shown = headline({**metrics, "interval": {"median_r2": [0.1, 0.7]}})
+    assert shown["drawn_alike.alike.median_r2"] == pytest.approx(0.65)
+    assert shown["drawn_alike.own.median_r2"] == pytest.approx(0.45)
     assert metrics["swap_share"] == pytest.approx(0.25) and metrics["gate_figure"] == "lowest per-style median R^2"
     # Class 1: tp 5, fp 1, fn 1 -> IoU = 5 / (5 + 1 + 1).
     assert metrics["classes"]["1"]["iou"] == pytest.approx(5 / 7)

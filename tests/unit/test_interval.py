@@ -80,7 +80,7 @@ def test_summary_line_shows_the_interval_the_run_recorded_and_none_when_it_is_un
     # (a style never read) must leave the summary line without one rather than fail.
     def recorded(interval: list[float]) -> str:
         metrics = {"median_r2": 0.657, "median_mae": 0.02, "swap_share": 0.1, "styles": {}, "curves": {},
-                   "interval": {"median_r2": interval}}
+                   "drawn_alike": {}, "interval": {"median_r2": interval}}
         figures = store.numeric(headline(metrics))
         return interval_text(figures.get("median_r2_low"), figures.get("median_r2_high"), 0.9)
 

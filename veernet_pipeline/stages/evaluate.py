@@ -42,10 +42,11 @@ def foreign_set(settings: Settings) -> Path | None:
 
 
 def headline(metrics: dict[str, Any]) -> dict[str, float]:
-    """The figures a run's metadata shows: the gate's with its bootstrap interval, the medians per style and curve."""
+    """The figures a run's metadata shows: the gate's with its bootstrap interval, the medians per style and curve,
+    and for the curves drawn alike with another of their track and the others (`drawn_alike.alike` / `.own`)."""
     figures = {key: metrics[key] for key in ("median_r2", "median_mae", "swap_share")}
     figures["median_r2_low"], figures["median_r2_high"] = metrics["interval"]["median_r2"]
-    for section in ("styles", "curves"):
+    for section in ("styles", "curves", "drawn_alike"):
         for group, stats in metrics[section].items():
             figures.update({f"{section}.{group}.{k}": stats[k] for k in ("median_r2", "median_mae")})
     return figures
