@@ -36,7 +36,7 @@ SHARES = (0.10, 0.25, 0.50)
 BY_CONFIDENCE = (("conf_p10", True), ("low_conf_share", False), ("null_share", False))
 ORDERS: dict[str, tuple[tuple[str, bool], ...]] = {
     "confidence alone (conf_p10 first; before 2026-12-06)": BY_CONFIDENCE,
-    "drawn alike first, then conf_p10": (("_alike", False), *BY_CONFIDENCE),
+    "drawn alike first, then conf_p10": (ORDER[0], *BY_CONFIDENCE),  # the queue's first step, then the old keys
     "drawn alike first, then conf_median (the queue)": ORDER,
 }
 # Each confidence figure alone, least confident first.
@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--bad-r2", type=float, default=0.5)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "review-order")
     args = parser.parse_args()
-    sets, rows = {}, []
+    sets, rows, singles = {}, [], []
     for path in args.per_log:
         scans = scans_of(pd.read_csv(path, dtype={"id": str}), args.bad_r2)
         with_alike = scans[scans[ALIKE] > 0]
@@ -94,15 +94,14 @@ def main() -> None:
             rows.append([path.parent.name + "/" + path.name, name, str(figures["logs"]),
                          str(figures["wrong"]), f"{record['wrong_with_alike']} of {record['logs_with_alike']}",
                          *(_found(figures[f"first_{round(100 * s)}"]) for s in SHARES), f"{figures['auc']:.3f}"])
+        single = record["single_without_alike"]
+        singles.append([path.parent.name + "/" + path.name, str(single["conf_median"]["logs"]),
+                        str(single["conf_median"]["wrong"]), *(f"{single[name]['auc']:.3f}" for name in SINGLE)])
     body = (f"A log is wrong when a curve reads under R² {args.bad_r2}. Each row: the queue's order of the set's "
             "logs (`inference.review.rank_queue`) in each order; wrong logs "
             "among the first 10 / 25 / 50 % of it, and the AUC (chance a wrong log comes before a right one).\n\n"
             + markdown_table(["set", "order", "logs", "wrong", "wrong with curves drawn alike", "first 10 %",
                               "first 25 %", "first 50 %", "AUC"], rows, {2, 3, 5, 6, 7, 8}))
-    singles = [[path.parent.name + "/" + path.name, str(record["single_without_alike"]["conf_median"]["logs"]),
-                str(record["single_without_alike"]["conf_median"]["wrong"]),
-                *(f"{record['single_without_alike'][name]['auc']:.3f}" for name in SINGLE)]
-               for path, record in zip(args.per_log, sets.values(), strict=True)]
     body += ("\nEach confidence figure alone, least confident first (ties by log id), over the logs without curves "
              "drawn alike: AUC.\n\n" + markdown_table(["set", "logs", "wrong", *SINGLE], singles, {1, 2, 3, 4, 5, 6}))
     write_results(args.out, "review_order", {"bad_r2": args.bad_r2, "sets": sets}, "The review queue's order", body)
