@@ -10,7 +10,10 @@ paths: as shipped (divided by the curves reading the same run, `extract.run_hold
 undivided. Reported for all curves, curves drawn alike and distinct styles: the AUROC of
 1 - confidence for misread columns (0.5 = no better than chance), and the shares of misread and
 of right columns that fall below `infer.low_confidence` (what the review queue's
-`low_conf_share` counts). Writes `confidence.json` and `confidence.md` into `--out`.
+`low_conf_share` counts). A second table sweeps that threshold over the shipped confidence: the
+same two shares, their difference (Youden's J: how much more often a misread column is flagged
+than a right one) and the share of columns at exactly 0.5, where a run two curves read with
+certain ink lands. Writes `confidence.json` and `confidence.md` into `--out`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from veernet_pipeline.evaluation.evaluate import score_curves
 from veernet_pipeline.reading import extract
 
 MISREAD_PX = 3.0
+THRESHOLDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
 WAYS = {"shared runs divide (shipped)": False, "undivided": True}
 
 
@@ -65,6 +69,17 @@ def figures(columns: dict[str, np.ndarray], threshold: float) -> dict[str, dict[
     return out
 
 
+def sweep(misread: np.ndarray, confidence: np.ndarray) -> list[dict[str, float]]:
+    """Per threshold of `THRESHOLDS`: the shares of misread and right columns below it, and their difference."""
+    out = []
+    for threshold in THRESHOLDS:
+        low_of_misread = float(np.mean(confidence[misread] < threshold))
+        low_of_right = float(np.mean(confidence[~misread] < threshold))
+        out.append({"threshold": threshold, "low_of_misread": low_of_misread, "low_of_right": low_of_right,
+                    "youden_j": low_of_misread - low_of_right})
+    return out
+
+
 def main() -> None:
     args = log_parser(__doc__, 47).parse_args()
     settings = load_settings(None, args.profile)
@@ -81,6 +96,10 @@ def main() -> None:
     results = {way: figures({key: np.concatenate([p[i] for p in parts[way]])
                              for i, key in enumerate(("misread", "confidence", "alike"))}, threshold)
                for way in WAYS}
+    shipped = {key: np.concatenate([p[i] for p in parts[next(iter(WAYS))]])
+               for i, key in enumerate(("misread", "confidence"))}
+    thresholds = sweep(shipped["misread"], shipped["confidence"])
+    at_half = float(np.mean(shipped["confidence"] == 0.5))
     rows = [[way, group, str(f["columns"]), f"{100 * f['misread_share']:.1f} %", f"{f['auroc']:.4f}",
              f"{100 * f['low_of_misread']:.1f} %", f"{100 * f['low_of_right']:.1f} %"]
             for way, groups in results.items() for group, f in groups.items()]
@@ -89,9 +108,17 @@ def main() -> None:
                             "low, of right"], rows, set(range(2, 7)))
             + f"\n{len(ids)} logs of split `{args.split}`, profile `{args.profile}`, mirrored as `evaluate` reads. "
             f"Misread: more than {MISREAD_PX:g} px from the curve's truth. Low: below `infer.low_confidence` "
-            f"({threshold}).\n\n{load_note(record)}\n")
+            f"({threshold}).\n\n"
+            + "## The threshold, swept (shipped confidence, all curves)\n\n"
+            + markdown_table(["below", "low, of misread", "low, of right", "Youden's J"],
+                             [[f"{t['threshold']:g}", f"{100 * t['low_of_misread']:.1f} %",
+                               f"{100 * t['low_of_right']:.1f} %", f"{t['youden_j']:.3f}"] for t in thresholds],
+                             {1, 2, 3})
+            + f"\nColumns at exactly 0.5 (a run two curves read, its ink certain): {100 * at_half:.1f} %.\n\n"
+            f"{load_note(record)}\n")
     document = {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": ids,
-                "misread_px": MISREAD_PX, "low_confidence": threshold, "results": results, "machine": record}
+                "misread_px": MISREAD_PX, "low_confidence": threshold, "results": results, "thresholds": thresholds,
+                "at_half": at_half, "machine": record}
     write_results(args.out, "confidence", document, "Confidence against misread columns", body)
 
 

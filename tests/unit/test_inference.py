@@ -232,8 +232,8 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     assert row.conf_median == pytest.approx(np.median(conf), abs=1e-6)
     assert row.conf_p10 == pytest.approx(np.quantile(conf.ravel(), 0.1), abs=1e-6)
     assert row.null_share == pytest.approx(1 - read.mean())
-    assert row.low_conf_share == pytest.approx((read & (conf < 0.5)).sum() / conf.size)
-    assert row.low_conf_threshold == 0.5 and math.isnan(index.loc[2, "conf_median"])
+    assert row.low_conf_share == pytest.approx((read & (conf < test_settings.infer.low_confidence)).sum() / conf.size)
+    assert row.low_conf_threshold == test_settings.infer.low_confidence and math.isnan(index.loc[2, "conf_median"])
     # scan0's sidecar names no styles: GR solid, NPHI broken (the seeds' two curves), none drawn alike, as its header
     # says; a failed scan: not known.
     assert row.alike_curves == 0 and f"{ALIKE_NOTE}none" in read_curves_and_notes(las)[3]
