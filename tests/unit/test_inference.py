@@ -6,6 +6,7 @@ import hashlib
 import math
 from pathlib import Path
 
+import matplotlib.colors
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from veernet_pipeline.config import InferParams, Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
 from veernet_pipeline.inference.digitize import (
     ALIKE_NOTE,
+    LOW_MARK,
     UNCALIBRATED_NOTE,
     alike_count,
     alike_note,
@@ -165,6 +167,33 @@ def test_qc_png_is_native_pixels_on_the_least_confident_window(tmp_path: Path) -
     start, stop = write_qc_png(tmp_path / "qc.png", image, rows[None].astype(float), confidence, max_columns=1000)
     assert stop - start == 1000 and start <= 2500 and stop >= 2600
     assert mpimg.imread(tmp_path / "qc.png").shape[:2] == (100, 1000)
+
+
+def test_qc_png_marks_the_columns_read_below_low_confidence(tmp_path: Path) -> None:
+    """Gold dots (`LOW_MARK`) under exactly the columns read on ink below the threshold, a lone column too, not
+    under bridged ones (confidence 0); none without the threshold."""
+    image, rows = _scan_with_line(width=800)
+    confidence = np.ones((1, 800))
+    confidence[0, 400:451] = 0.3
+    confidence[0, 700] = 0.5  # below 0.55: a lone column, which a line would not draw
+    confidence[0, 600:620] = 0.0  # bridged (a broken style's gap): left unmarked
+    line = rows[None].astype(float)
+
+    def gold_columns(png: Path) -> np.ndarray:
+        rgb = mpimg.imread(png)[..., :3]
+        gold = np.array(matplotlib.colors.to_rgb(LOW_MARK))
+        over_paper = 0.8 * gold + 0.2  # the dots are drawn at alpha 0.8, as every series
+        is_gold = np.minimum(np.abs(rgb - gold).max(axis=2), np.abs(rgb - over_paper).max(axis=2)) < 0.1
+        near_line = np.abs(np.arange(rgb.shape[0])[:, None] - rows[None]) <= 4  # the legend sits elsewhere
+        return np.nonzero(is_gold & near_line)[1]
+
+    write_qc_png(tmp_path / "marked.png", image, line, confidence, names=["GR"], low_confidence=0.55)
+    columns = np.unique(gold_columns(tmp_path / "marked.png"))
+    # By hand: a dot 4 points across at 100 dpi is 5.6 px, so it reaches 3 columns either side of its own.
+    assert set(columns) <= set(range(397, 454)) | set(range(697, 704))
+    assert {400, 425, 450, 700} <= set(columns)
+    write_qc_png(tmp_path / "plain.png", image, line, confidence, names=["GR"])
+    assert gold_columns(tmp_path / "plain.png").size == 0
 
 
 # --- digitize_validated ----------------------------------------------------------------------

@@ -50,10 +50,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         layout = None if args.layout == BESIDE_THE_SCAN else Path(args.layout)
         written = digitize_page_file(args.scan, args.out, model, label, settings.infer.tile_width,
                                      settings.infer.tile_overlap, settings.extract, layout, args.qc,
-                                     Resampling.from_params(settings.infer))
+                                     Resampling.from_params(settings.infer), settings.infer.low_confidence)
         return {"las": [str(p) for p in written], "qc": str(args.qc) if args.qc else None, "model": label}
     result = digitize_file(args.scan, args.out, model, label, settings.infer.tile_width,
                            settings.infer.tile_overlap, settings.extract, args.calibration, args.qc,
-                           settings.infer.max_height, Resampling.from_params(settings.infer))
+                           settings.infer.max_height, Resampling.from_params(settings.infer),
+                           settings.infer.low_confidence)
     return {"las": str(args.out), "qc": str(args.qc) if args.qc else None, "calibrated": result.calibrated,
             "columns": len(result.depth), "curves": [c.mnemonic for c in result.curves], "model": label}

@@ -192,5 +192,6 @@ def _digitize_one(
     result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
                            max_height=infer.max_height, source=row.path, scale=scale, rgb=rgb)
     write_digitized(result, image, las_path, qc_path,
-                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}", *resampling.notes(dpi)])
+                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}", *resampling.notes(dpi)],
+                    infer.low_confidence)
     return result

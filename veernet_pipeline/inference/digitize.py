@@ -34,6 +34,7 @@ from veernet_pipeline.io.las import LasCurve, write_las
 from veernet_pipeline.io.resolution import AS_STORED, Resampling, net_size
 from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.reading.alike_order import alike_groups
+from veernet_pipeline.reading.confidence import CONF_SUFFIX
 from veernet_pipeline.reading.enlarge import ScanReading, read_scan
 from veernet_pipeline.reading.picture import Series, curve_name, render_curves_png
 from veernet_pipeline.reading.values import rows_to_values
@@ -45,6 +46,7 @@ UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across
 # and pen): the review queue counts them from it (`alike_count`); a LAS without the line predates it.
 ALIKE_NOTE = "curves drawn alike (told apart by their lines' continuity only): "
 _QC_COLORS = ("red", "blue", "darkorange", "magenta", "darkcyan", "saddlebrown")
+LOW_MARK = "gold"  # the QC picture's dots under columns read below `infer.low_confidence`
 
 
 @dataclass
@@ -63,6 +65,11 @@ class DigitizedLog:
     calibrated: bool
     rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     confidence: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+
+    @property
+    def names(self) -> list[str]:
+        """The mnemonics of the curves read, in the order of `rows` (their `_CONF` companions left out)."""
+        return [curve.mnemonic for curve in self.curves if not curve.mnemonic.endswith(CONF_SUFFIX)]
 
 
 def check_height(height: int, max_height: int | None, source: str) -> None:
@@ -196,13 +203,19 @@ def enlarge_notes(scan: ScanReading, scale: tuple[float, float], enlarge: Enlarg
 
 
 def write_qc_png(
-    path: Path, image: np.ndarray, rows: np.ndarray, confidence: np.ndarray | None = None, max_columns: int = 2048
+    path: Path, image: np.ndarray, rows: np.ndarray, confidence: np.ndarray | None = None, max_columns: int = 2048,
+    names: Sequence[str] = (), low_confidence: float | None = None,
 ) -> tuple[int, int]:
     """Extracted curves over the scan at native pixels, written atomically.
 
     A scan wider than `max_columns` is cropped to a column window (never resized): the stretch
     with the lowest confidence when `confidence` is given (what a reviewer should look at),
-    else the middle.
+    else the middle. Each curve is labelled with its mnemonic from `names` (else "curve A", ...).
+    With `low_confidence`, every column read on ink whose confidence is below it carries a gold
+    dot (`LOW_MARK`) under the curve's line: faint or contested ink, and a curve riding another's
+    line, which otherwise shows only as two lines drawn on top of each other. Bridged columns
+    (confidence 0), which `low_conf_share` also counts, are left unmarked: they are every gap of a
+    broken style, and the dashes show in the scan beneath.
 
     Returns:
         The window `(start, stop)` drawn.
@@ -210,16 +223,27 @@ def write_qc_png(
     Shape:
         image: (H, W) uint8. rows, confidence: (K, W).
     """
-    series = [Series(r, _QC_COLORS[k % len(_QC_COLORS)], f"curve {curve_name(k)}") for k, r in enumerate(rows)]
+    series = []
+    if confidence is not None and low_confidence is not None and len(confidence):
+        confidence = np.asarray(confidence)
+        low = np.where((confidence > 0) & (confidence < low_confidence), rows, np.nan)
+        marked = [row for row in low if np.isfinite(row).any()]
+        # One legend entry for every curve's low columns: matplotlib leaves out labels that start with "_".
+        series += [Series(row, LOW_MARK, f"confidence < {low_confidence:g}" if i == 0 else "_low", "none", "o")
+                   for i, row in enumerate(marked)]
+    series += [Series(r, _QC_COLORS[k % len(_QC_COLORS)], names[k] if k < len(names) else f"curve {curve_name(k)}")
+               for k, r in enumerate(rows)]
     badness = None if confidence is None or len(confidence) == 0 else np.sum(1.0 - confidence, axis=0)
     return render_curves_png(Path(path), image, series, max_columns, badness)
 
 
 def write_digitized(result: DigitizedLog, image: np.ndarray, las_path: Path, qc_path: Path | None,
-                    notes: list[str]) -> None:
-    """Write the QC PNG (if asked) and then the LAS: the LAS comes last because it marks completion."""
+                    notes: list[str], low_confidence: float | None = None) -> None:
+    """Write the QC PNG (if asked; `low_confidence` marks its doubtful columns) and then the LAS: the LAS comes
+    last because it marks completion."""
     if qc_path is not None:
-        write_qc_png(qc_path, image, result.rows, result.confidence)
+        write_qc_png(qc_path, image, result.rows, result.confidence, names=result.names,
+                     low_confidence=low_confidence)
     write_las(las_path, result.depth, result.depth_unit, result.curves, result.well, [*result.notes, *notes])
 
 
@@ -235,6 +259,7 @@ def digitize_file(
     qc: Path | None = None,
     max_height: int | None = None,
     resampling: Resampling = AS_STORED,
+    low_confidence: float | None = None,
 ) -> DigitizedLog:
     """Digitise one TIFF on disk: `veernet digitize`.
 
@@ -251,6 +276,7 @@ def digitize_file(
         max_height: tallest track read (params.yaml `infer.max_height`); None = no bound.
         resampling: a scan at another resolution than the net's is read resampled to it (params.yaml
             `infer.net_dpi`, `infer.untagged_dpi`: `io.resolution`); the default reads it as it is.
+        low_confidence: the QC picture marks the columns read below it (params.yaml `infer.low_confidence`).
     """
     image, rgb = decode_colour(scan)
     dpi = read_header(scan).landscape_dpi
@@ -262,5 +288,5 @@ def digitize_file(
     notes = [f"source scan {Path(scan).name}", f"model {model_label}", *resampling.notes(dpi)]
     if sidecar:
         notes.append(f"calibration {Path(sidecar).name}")
-    write_digitized(result, image, Path(out_las), qc, notes)
+    write_digitized(result, image, Path(out_las), qc, notes, low_confidence)
     return result

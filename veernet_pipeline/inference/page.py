@@ -96,6 +96,7 @@ def digitize_page_file(
     layout_path: Path | None = None,
     qc_dir: Path | None = None,
     resampling: Resampling = AS_STORED,
+    low_confidence: float | None = None,
 ) -> list[Path]:
     """Digitise one whole-log page TIFF: `veernet digitize PAGE --layout [FILE] --out DIR`.
 
@@ -110,6 +111,7 @@ def digitize_page_file(
         qc_dir: if given, one QC picture per strip goes there, `<stem>.<section>.<track>.qc.png`.
         resampling: a page at another resolution than the net's has its strips read resampled to it
             (`io.resolution`); the default reads them as they are.
+        low_confidence: the QC pictures mark the columns read below it (params.yaml `infer.low_confidence`).
 
     Returns:
         The LAS files written, one per section.
@@ -134,7 +136,8 @@ def digitize_page_file(
     scale = resampling.scale(header.dpi)
 
     def write_qc(strip: Strip, result: DigitizedLog) -> None:
-        write_qc_png(Path(qc_dir) / qc_name(scan.stem, strip), strip.image, result.rows, result.confidence)
+        write_qc_png(Path(qc_dir) / qc_name(scan.stem, strip), strip.image, result.rows, result.confidence,
+                     names=result.names, low_confidence=low_confidence)
 
     sections = digitize_page(model, image, layout, orientation, tile_width, tile_overlap, extract, source=str(scan),
                              on_strip=write_qc if qc_dir is not None else None, scale=scale, rgb=rgb)

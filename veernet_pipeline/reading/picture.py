@@ -33,6 +33,7 @@ class Series:
     color: str
     label: str
     linestyle: str = "-"
+    marker: str | None = None  # drawn at every present row: a lone column shows, which a line would not draw
 
 
 def curve_name(k: int) -> str:
@@ -88,7 +89,7 @@ def render_curves_png(
     x = np.arange(start, stop)
     for s in series:
         ax.plot(x, s.rows[start:stop], color=s.color, linestyle=s.linestyle, linewidth=1.0, alpha=0.8,
-                label=s.label)
+                marker=s.marker, markersize=4, markeredgewidth=0, label=s.label)
     ax.set_xlim(start - 0.5, stop - 0.5)
     ax.set_ylim(height - 0.5, -0.5)
     ax.axis("off")
