@@ -93,11 +93,10 @@ def main() -> None:
                                           undivided))
         ids.append(log.id)
     threshold = settings.infer.low_confidence
-    results = {way: figures({key: np.concatenate([p[i] for p in parts[way]])
-                             for i, key in enumerate(("misread", "confidence", "alike"))}, threshold)
-               for way in WAYS}
-    shipped = {key: np.concatenate([p[i] for p in parts[next(iter(WAYS))]])
-               for i, key in enumerate(("misread", "confidence"))}
+    columns = {way: {key: np.concatenate([p[i] for p in parts[way]])
+                     for i, key in enumerate(("misread", "confidence", "alike"))} for way in WAYS}
+    results = {way: figures(columns[way], threshold) for way in WAYS}
+    shipped = columns[next(iter(WAYS))]
     thresholds = sweep(shipped["misread"], shipped["confidence"])
     at_half = float(np.mean(shipped["confidence"] == 0.5))
     rows = [[way, group, str(f["columns"]), f"{100 * f['misread_share']:.1f} %", f"{f['auroc']:.4f}",
