@@ -13,7 +13,10 @@ of right columns that fall below `infer.low_confidence` (what the review queue's
 `low_conf_share` counts). A second table sweeps that threshold over the shipped confidence: the
 same two shares, their difference (Youden's J: how much more often a misread column is flagged
 than a right one) and the share of columns at exactly 0.5, where a run two curves read with
-certain ink lands. Writes `confidence.json` and `confidence.md` into `--out`.
+certain ink lands. A third counts the stretches where two curves read the same row (within
+`SAME_PX`), by length (`STRETCHES`): how many of their columns have both curves on their own truth,
+one only (the other a copy), or neither: what a rule replacing long copies by NULL would keep and
+lose. Writes `confidence.json` and `confidence.md` into `--out`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from veernet_pipeline.reading import extract
 
 MISREAD_PX = 3.0
 THRESHOLDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
+SAME_PX = 1.0  # two curves' rows this close read one run
+STRETCHES = (1, 5, 20, 100, 500)  # lower bounds of the shared stretches' length bins, columns
 WAYS = {"shared runs divide (shipped)": False, "undivided": True}
 
 
@@ -41,9 +46,30 @@ def undivided_holders(states: np.ndarray, absent: int) -> np.ndarray:
     return np.ones(states.shape, dtype=np.int64)
 
 
+def shared_stretches(rows: np.ndarray, truth_rows: np.ndarray) -> np.ndarray:
+    """Per length bin of `STRETCHES`: columns of stretches where two curves read within `SAME_PX`, and of those the
+    columns where both, exactly one or neither lies within `MISREAD_PX` of its own truth.
+
+    Shape:
+        rows, truth_rows: (K, W) pixel rows. Returns (len(STRETCHES), 4) int64: columns, both, one, neither.
+    """
+    counts = np.zeros((len(STRETCHES), 4), dtype=np.int64)
+    right = np.abs(rows - truth_rows) <= MISREAD_PX  # NaN compares False
+    for a in range(rows.shape[0]):
+        for b in range(a + 1, rows.shape[0]):
+            same = np.concatenate([[0], (np.abs(rows[a] - rows[b]) <= SAME_PX).astype(np.int8), [0]])
+            edges = np.flatnonzero(np.diff(same))
+            for start, stop in zip(edges[::2], edges[1::2], strict=True):
+                on_own = right[a, start:stop].astype(int) + right[b, start:stop]
+                row = counts[np.searchsorted(STRETCHES, stop - start, side="right") - 1]
+                row += [stop - start, np.sum(on_own == 2), np.sum(on_own == 1), np.sum(on_own == 0)]
+    return counts
+
+
 def log_columns(probs: np.ndarray, truth: np.ndarray, classes: list[tuple[int, ...]], height: int,
-                params: ExtractParams, undivided: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One log's read columns: misread or not, their confidence, whether their curve is drawn alike."""
+                params: ExtractParams, undivided: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One log's read columns: misread or not, their confidence, whether their curve is drawn alike; and its
+    `shared_stretches`."""
     with mock.patch.object(extract, "run_holders", undivided_holders) if undivided else contextlib.nullcontext():
         rows, confidence = extract.trace_curves(probs, params, classes)
     _, _, order = score_curves(rows, truth, classes, height)
@@ -51,7 +77,8 @@ def log_columns(probs: np.ndarray, truth: np.ndarray, classes: list[tuple[int, .
     truth_rows = truth * height - 0.5
     read = np.isfinite(rows) & np.isfinite(truth_rows)
     drawn_alike = np.broadcast_to(np.array([classes.count(c) > 1 for c in classes])[:, None], rows.shape)
-    return (np.abs(rows - truth_rows) > MISREAD_PX)[read], confidence[read], drawn_alike[read]
+    return ((np.abs(rows - truth_rows) > MISREAD_PX)[read], confidence[read], drawn_alike[read],
+            shared_stretches(rows, truth_rows))
 
 
 def figures(columns: dict[str, np.ndarray], threshold: float) -> dict[str, dict[str, float]]:
@@ -85,7 +112,7 @@ def main() -> None:
     settings = load_settings(None, args.profile)
     set_dir = chosen_set(args, settings)
     load_before = os.getloadavg()
-    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {way: [] for way in WAYS}
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]] = {way: [] for way in WAYS}
     ids = []
     for log, probs in read_logs(args, settings):
         for way, undivided in WAYS.items():
@@ -99,6 +126,11 @@ def main() -> None:
     shipped = columns[next(iter(WAYS))]
     thresholds = sweep(shipped["misread"], shipped["confidence"])
     at_half = float(np.mean(shipped["confidence"] == 0.5))
+    shared = sum(p[3] for p in parts[next(iter(WAYS))])  # the paths do not depend on the division
+    bounds = [*STRETCHES[1:], None]
+    stretches = [{"columns_from": low, "columns_below": high, "columns": int(c[0]), "both_own": int(c[1]),
+                  "one_own": int(c[2]), "neither": int(c[3])} for low, high, c in zip(STRETCHES, bounds, shared,
+                                                                                      strict=True)]
     rows = [[way, group, str(f["columns"]), f"{100 * f['misread_share']:.1f} %", f"{f['auroc']:.4f}",
              f"{100 * f['low_of_misread']:.1f} %", f"{100 * f['low_of_right']:.1f} %"]
             for way, groups in results.items() for group, f in groups.items()]
@@ -114,10 +146,18 @@ def main() -> None:
                                f"{100 * t['low_of_right']:.1f} %", f"{t['youden_j']:.3f}"] for t in thresholds],
                              {1, 2, 3})
             + f"\nColumns at exactly 0.5 (a run two curves read, its ink certain): {100 * at_half:.1f} %.\n\n"
-            f"{load_note(record)}\n")
+            + f"## Stretches where two curves read one run (rows within {SAME_PX:g} px)\n\n"
+            + markdown_table(["stretch, columns", "columns", "both on their own truth", "one only (a copy)",
+                              "neither"],
+                             [[f"{t['columns_from']}-{t['columns_below'] - 1}" if t["columns_below"] else
+                               f"{t['columns_from']}+", str(t["columns"]),
+                               *(f"{100 * t[k] / max(t['columns'], 1):.1f} %" for k in ("both_own", "one_own",
+                                                                                       "neither"))]
+                              for t in stretches], {1, 2, 3, 4})
+            + f"\n{load_note(record)}\n")
     document = {"set": str(set_dir), "split": args.split, "profile": args.profile, "logs": ids,
                 "misread_px": MISREAD_PX, "low_confidence": threshold, "results": results, "thresholds": thresholds,
-                "at_half": at_half, "machine": record}
+                "at_half": at_half, "stretches": stretches, "machine": record}
     write_results(args.out, "confidence", document, "Confidence against misread columns", body)
 
 
