@@ -198,7 +198,8 @@ def queue_markdown(queue: pd.DataFrame, top_n: int, picture: Callable[[str], str
     lines = [f"Review queue: {len(queue)} digitised scans, {unreviewed} unreviewed; the first {shown}: scans with "
              "curves drawn alike (alike_curves > 0: which is which rests on their lines' continuity) "
              "first, then by least confidence (conf_median, then conf_p10 ascending; low_conf_share and null_share "
-             "descending).",
+             "descending). In the QC pictures, gold dots mark the columns read on ink below infer.low_confidence: "
+             "faint or contested ink, or a curve copying another's line.",
              "", "| rank | scan | LAS | alike_curves | conf_median | conf_p10 | null_share | low_conf_share | mark "
              "| QC |",
              "|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
