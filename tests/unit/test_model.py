@@ -131,6 +131,33 @@ def test_logits_by_cell_are_the_pixels_logits_in_cell_row_order() -> None:
         assert (got - want).abs().max() <= 1e-5 * want.abs().max()
 
 
+class _CatDtypes(torch.overrides.TorchFunctionMode):
+    """Records the dtype of every 4-D `torch.cat` result: the decoder's concatenations of maps (the position
+    code's are 3-D and fp32 by design)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dtypes: list[torch.dtype] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 - torch's protocol
+        out = func(*args, **(kwargs or {}))
+        if func is torch.cat and out.ndim == 4:
+            self.dtypes.append(out.dtype)
+        return out
+
+
+def test_under_bf16_autocast_no_concatenation_is_promoted_to_fp32() -> None:
+    """The cell's pixels join two half-scale concatenations; left in fp32 they would promote both to fp32 (and every
+    convolution after casts them back), so the forward casts them once under autocast."""
+    model = tiny_model(NUM_CLASSES).eval()
+    x = torch.rand(1, 1, 64, 96, generator=torch.Generator().manual_seed(6))
+    recorder = _CatDtypes()
+    with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16), recorder:
+        model(x)
+    assert len(recorder.dtypes) >= len(model.decoder) + 1  # every decoder stage's and the head's
+    assert set(recorder.dtypes) == {torch.bfloat16}
+
+
 @pytest.mark.parametrize("channels", [8, 32])
 def test_group_norm_in_channels_last_has_torchs_output_and_gradients(channels: int) -> None:
     """The channels_last backward against torch's own GroupNorm backward, on maps big enough to take it

@@ -152,6 +152,10 @@ class VeerNet(nn.Module):
         # In channels_last like every feature map: the two concatenations that take `pixels` otherwise come out
         # in the default layout, and the convolutions after them copy the whole half-scale map back (docs/model.md).
         pixels = F.pixel_unshuffle(1.0 - x, CELL).contiguous(memory_format=torch.channels_last)
+        if torch.is_autocast_enabled(x.device.type):
+            # Every convolution would cast them down anyway (the same bits): cast once, so that the two concatenations
+            # with the half-scale maps stay in bf16 rather than promote 36 and 20 channels to fp32 and back.
+            pixels = pixels.to(torch.get_autocast_dtype(x.device.type))
         features = self.stem(pixels)
         skips = [features]
         for block in self.encoder:
