@@ -7,8 +7,9 @@ twice with the profile's settings and test-time mirroring as `evaluate` does: th
 in fp32, then under bf16 autocast (`reading.predict.predict_probs(dtype=torch.bfloat16)`). Reported:
 the largest probability change and the share of pixels whose most likely class is the same, the
 curves' median and p10 R² and median MAE each way, how many curves moved by more than 0.01 R²,
-and the seconds of net time each way (on this CPU bf16 is emulated, so only the accuracy carries
-over to a GPU). Writes `precision.json` and `precision.md` into `--out` (default: `results/`).
+and the seconds of net time each way (bf16 pays only where the CPU has bf16 instructions: the
+record names the CPU's, and `reading.predict.inference_dtype` reads in bf16 there). Writes
+`precision.json` and `precision.md` into `--out` (default: `results/`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from veernet_pipeline.config import load_settings
 from veernet_pipeline.evaluation.evaluate import score_curves
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.reading.extract import trace_curves
-from veernet_pipeline.reading.predict import predict_probs
+from veernet_pipeline.reading.predict import CPU_BF16_FEATURES, predict_probs
 from veernet_pipeline.reading.styles import as_style_probs
 
 PRECISIONS: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16}
@@ -69,13 +70,16 @@ def main() -> None:
              f"{np.nanmedian(mae[name]):.5f}", f"{document['net_seconds'][name]:.1f}"] for name in PRECISIONS]
     logs = document["logs"]
     document["machine"] = record = machine(load_before)
+    capabilities = torch.cpu.get_capabilities()
+    record["bf16_instructions"] = [name for name in CPU_BF16_FEATURES if capabilities.get(name)]
     body = (markdown_table(["precision", "curves", "R² median", "R² p10", "MAE median", "net s"], rows,
                            set(range(1, 6)))
             + f"\n{len(logs)} logs of split `{args.split}`, profile `{args.profile}`, mirrored as `evaluate` reads. "
             f"{int((moved > 0.01).sum())} of {len(moved)} curves moved by more than 0.01 R² (the largest "
             f"{np.nanmax(moved):.3f}). Largest probability change {max(x['max_prob_change'] for x in logs):.3f}; "
             f"pixels whose most likely class is the same: at least "
-            f"{100 * min(x['argmax_agreement'] for x in logs):.3f} % per log.\n\n{load_note(record)}\n")
+            f"{100 * min(x['argmax_agreement'] for x in logs):.3f} % per log. The CPU's bf16 instructions: "
+            f"{', '.join(record['bf16_instructions']) or 'none (bf16 emulated)'}.\n\n{load_note(record)}\n")
     write_results(args.out, "precision", document, "bf16 against fp32: the trained net's reading", body)
 
 

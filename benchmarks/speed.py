@@ -30,8 +30,9 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
   place of `model.norms.GroupNorm`, times what that module's backward buys.
 
 Every time is the median of `--repeats` after one warm-up. Ratios compare rows of this run only.
-The weights are seeded, not trained: speed does not depend on them. bf16 is measured for speed only;
-inference stays fp32 until a trained net's reading is compared in both.
+The weights are seeded, not trained: speed does not depend on them. bf16 is measured here for speed
+only; benchmarks/precision.py compares a trained net's reading in both, and `reading.predict.inference_dtype`
+reads in bf16 on CPUs with bf16 instructions (the strip's last row is what this CPU reads with).
 Writes `speed.json` and `speed.md` into `--out`.
 """
 
@@ -326,27 +327,30 @@ def run(repeats: int, compile_net: bool, previous: str | None = None) -> dict[st
     plain = before.to(memory_format=torch.contiguous_format)
     after = after.to(memory_format=torch.channels_last)
 
-    def ours(im: np.ndarray, stack: int | None = None) -> np.ndarray:
-        return predict.predict_probs(after, im, TILE[1], OVERLAP, mirror=True, stack=stack)
+    # Each row names its precision: the reading's own choice (`predict.inference_dtype`) depends on the CPU.
+    def ours(net: nn.Module, dtype: torch.dtype | None, stack: int | None = None) -> Callable[[np.ndarray], Any]:
+        return lambda im: predict.predict_probs(net, im, TILE[1], OVERLAP, mirror=True, stack=stack, dtype=dtype)
 
-    # The baseline's read takes 15-30 s: one timed call after the warm-up.
+    # The baseline's read takes 15-30 s: one timed call after the warm-up (fp32: its code had no other).
     strips = {"before": read_strip(image, 1, lambda im: old_predict.predict_probs(plain, im, TILE[1], OVERLAP,
                                                                                     mirror=True)),
-              "after": read_strip(image, repeats, ours)}
-    with torch.autocast("cpu", torch.bfloat16):
-        strips["after, bf16"] = read_strip(image, repeats, ours)
+              "after": read_strip(image, repeats, ours(after, None)),
+              "after, bf16": read_strip(image, repeats, ours(after, torch.bfloat16))}
     stacked = predict.TILES_PER_FORWARD["cuda"]
     strips[f"after, {stacked} tiles per forward (the GPU setting)"] = read_strip(image, repeats,
-                                                                                lambda im: ours(im, stacked))
+                                                                                ours(after, None, stacked))
     # The net the `cpu` profile trains (wider than the baseline's widths): what `veernet digitize` runs.
     profile_net = build_model(settings.model, NUM_CLASSES).eval().to(memory_format=torch.channels_last)
-    strips[f"after, cpu profile widths {list(settings.model.channels)}"] = read_strip(
-        image, repeats, lambda im: predict.predict_probs(profile_net, im, TILE[1], OVERLAP, mirror=True))
+    profile = f"after, cpu profile widths {list(settings.model.channels)}"
+    # fp32 and bf16 alternate read by read: the choice between them should not hang on the machine's drift.
+    strips.update(side_by_side({profile: lambda: ours(profile_net, None)(image),
+                                f"{profile}, bf16": lambda: ours(profile_net, torch.bfloat16)(image)}, repeats))
     previous_code = ({"commit": previous, "rows": previous_rows(previous, settings, image)}
                      if previous else None)
     return {"machine": machine(load_before), "baseline": BASELINE, "threads": THREADS, "repeats": repeats,
             "tile": TILE, "train_batch": [BATCH, *CROP], "strip": STRIP,
             "tiles_per_forward": predict.tiles_per_forward("cpu"),
+            "reads_in": "bf16" if predict.inference_dtype("cpu") else "fp32",
             "conv_limit": limits, "nets": nets, "width_candidates": candidates, "compiled": compiled,
             "strip_mirrored_s": strips, "strip_peak": strip_peak_mb(), "previous": previous_code,
             "parameters": {"before": sum(p.numel() for p in before.parameters()),
@@ -400,6 +404,8 @@ def report(doc: dict[str, Any]) -> str:
                              width_rows, {1, 2, 3, 4, 5})
             + f"\n## One {STRIP[0]} x {STRIP[1]:,} strip with mirroring (3 passes), {doc['threads']} threads\n\n"
             + markdown_table(["read", "seconds", "speed-up"], strip_rows, {1, 2})
+            + f"\nThe `cpu` profile's rows alternate read by read. This CPU reads in {doc['reads_in']} "
+              "(`reading.predict.inference_dtype`: bf16 where the CPU has bf16 instructions).\n"
             + f"\nPeak memory of the read with the `cpu` profile's net: {peak['strip_mb']:,.0f} MB above the "
               f"{peak['setup_mb']:,.0f} MB of a process that builds the net and the strip ({peak['read_mb']:,.0f} MB "
               "resident at the peak).\n"

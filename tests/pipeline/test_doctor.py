@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import make_project
+from tests.cpu import has_bf16_instructions
 from tests.nets import untrained_veernet
 from veernet_pipeline.cli import main
 from veernet_pipeline.commands.doctor import check_disk
@@ -60,6 +61,8 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
     assert all(line.startswith("OK") for line in checks.values()), checks
     assert "models:/veernet-multiclass@champion is version 1" in checks["mlflow"]
     assert "1 scans" in checks["archive"] and "embedded SQLite" in checks["DAGSTER_HOME"]
+    precision = "bf16" if has_bf16_instructions() else "fp32"
+    assert f"scans read in {precision}" in checks["torch"]
     assert "of 1 scans sampled, resolution stated: 1 none; 0 read resampled" in checks["resolution"]
 
 

@@ -51,8 +51,9 @@ def test_batched_tiles_give_the_one_tile_probabilities() -> None:
     model = untrained_veernet(settings, NUM_CLASSES)
     image = _scan(100, 1000)  # 7 tiles of 256 with 128 overlap: batches of 4 and 3, each tile padded to 128 rows
     assert len(predict.plan_tiles(1000, 256, 128)) == 7
-    batched = predict.predict_probs(model, image, 256, 128, stack=4)
-    one_by_one = predict.predict_probs(model, image, 256, 128, stack=1)
+    # In fp32, the tolerance's precision (a CPU with bf16 instructions reads in bf16 by default).
+    batched = predict.predict_probs(model, image, 256, 128, stack=4, dtype=None)
+    one_by_one = predict.predict_probs(model, image, 256, 128, stack=1, dtype=None)
     assert batched.shape == one_by_one.shape == (NUM_CLASSES, 100, 1000)
     np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=FP32_TOLERANCE)
 
@@ -108,5 +109,5 @@ def test_a_tile_needing_no_padding_reads_as_with_an_all_real_mask() -> None:
         unmasked = torch.softmax(model(x, None), 1)
         masked = torch.softmax(model(x, torch.ones(1, 128, 256)), 1)
     torch.testing.assert_close(unmasked, masked, rtol=0, atol=FP32_TOLERANCE)
-    np.testing.assert_allclose(predict.predict_probs(model, _scan(128, 256), 256, 0), unmasked[0].numpy(),
+    np.testing.assert_allclose(predict.predict_probs(model, _scan(128, 256), 256, 0, dtype=None), unmasked[0].numpy(),
                                rtol=0, atol=FP32_TOLERANCE)

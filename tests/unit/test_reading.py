@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.cpu import CPUINFO, has_bf16_instructions
 from tests.nets import InkIsCurve, untrained_veernet
 from veernet_pipeline.config import Settings
 from veernet_pipeline.io.calibration import Calibration
@@ -51,7 +52,7 @@ def test_binary_logit_becomes_background_and_curve_probabilities() -> None:
 def test_single_tile_equals_one_padded_forward(test_settings: Settings) -> None:
     model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 2]).integers(0, 256, size=(100, 200), dtype=np.uint8)
-    probs = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    probs = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=None)  # fp32, as the forward below
     with torch.no_grad():
         padded, valid = pad_to_multiple(torch.from_numpy(image).float()[None, None] / 255.0)
         direct = torch.softmax(model(padded, valid), dim=1)[0, :, :100, :200].numpy()
@@ -69,18 +70,21 @@ def test_tiled_veernet_covers_every_column(test_settings: Settings) -> None:
     assert np.array_equal(probs, predict_probs(model, image, tile_width=256, tile_overlap=64))  # deterministic
 
 
-def test_cpu_reads_in_fp32_and_bf16_is_asked_for_explicitly(test_settings: Settings) -> None:
-    """CPU runs stay fp32 (bit-identical); bf16 autocast, the CUDA default where supported, engages when asked."""
-    assert inference_dtype("cpu") is None
+@pytest.mark.skipif(not CPUINFO.exists(), reason="needs Linux's /proc/cpuinfo to know the CPU's flags")
+def test_cpu_reads_in_bf16_exactly_where_the_cpu_has_bf16_instructions(test_settings: Settings) -> None:
+    """bf16 autocast where the kernel lists avx512_bf16 or amx_bf16, fp32 elsewhere; dtype=None is fp32 anywhere."""
+    expected = torch.bfloat16 if has_bf16_instructions() else None
+    assert inference_dtype("cpu") == expected
     model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 5]).integers(0, 256, size=(64, 300), dtype=np.uint8)
     full = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=None)
-    assert np.array_equal(predict_probs(model, image, tile_width=256, tile_overlap=64), full)
     low = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=torch.bfloat16)
     assert not np.array_equal(low, full)  # the convolutions ran in bf16
     np.testing.assert_allclose(low.sum(axis=0), 1.0, atol=1e-5)
     # bf16 keeps 8 bits of mantissa: probabilities move by at most a few hundredths here.
     assert float(np.abs(low - full).max()) < 0.05
+    default = predict_probs(model, image, tile_width=256, tile_overlap=64)
+    assert np.array_equal(default, low if expected is not None else full)
 
 
 def test_tiled_equals_untiled_for_a_per_pixel_net() -> None:

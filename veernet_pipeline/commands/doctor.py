@@ -61,10 +61,21 @@ def check_torch() -> Check:
         import torch
     except ImportError as exc:
         return Check("torch", False, f"does not import ({exc})", "run `make venv` to install requirements.lock")
+    from veernet_pipeline.reading.predict import inference_dtype
+
+    # Said here because the precision decides the last bits of every reading: two machines that read in
+    # different precisions write slightly different LAS values from the same model.
     if torch.cuda.is_available():
         device = torch.cuda.get_device_name(0)
-        return Check("torch", True, f"{torch.__version__}, CUDA {torch.version.cuda} on {device}")
-    return Check("torch", True, f"{torch.__version__}, no CUDA: CPU only (use the `cpu` profile to train)")
+        return Check("torch", True, f"{torch.__version__}, CUDA {torch.version.cuda} on {device}; scans read in "
+                                    f"{_precision(inference_dtype('cuda'))}")
+    return Check("torch", True, f"{torch.__version__}, no CUDA: CPU only (use the `cpu` profile to train); scans "
+                                f"read in {_precision(inference_dtype('cpu'))}")
+
+
+def _precision(dtype: Any) -> str:
+    """'bf16' or 'fp32' for `reading.predict.inference_dtype`'s answer."""
+    return "fp32" if dtype is None else "bf16 (the hardware computes it; fp32 elsewhere)"
 
 
 def check_mlflow(settings: Settings) -> Check:

@@ -28,22 +28,38 @@ from veernet_pipeline.model.veernet import MULTIPLE, pad_to_multiple
 TILES_PER_FORWARD = {"cpu": 1, "cuda": 4}
 
 
+# CPU instruction sets that compute bf16 (dot products into fp32) rather than emulate it: names of
+# `torch.cpu.get_capabilities()`. AVX512-BF16 measured (Zen 4/5, benchmarks/results/speed.md); AMX-BF16 is
+# Intel's matrix unit for the same products.
+CPU_BF16_FEATURES = ("avx512_bf16", "amx_bf16")
+
+
 def tiles_per_forward(device: str | torch.device) -> int:
     """Tiles stacked into one forward pass on `device` (`TILES_PER_FORWARD`; 1 for a device not listed)."""
     return TILES_PER_FORWARD.get(torch.device(device).type, 1)
 
 
 def inference_dtype(device: str | torch.device) -> torch.dtype | None:
-    """The autocast precision of the forward passes on `device`: bf16 on CUDA that supports it, else None (fp32).
+    """The autocast precision of the forward passes on `device`: bf16 where the hardware computes it, else None (fp32).
 
-    The trained `cpu` model reads the same in bf16 as in fp32 (10 val logs, mirrored: median R²
-    0.8481 against 0.8482, MAE 0.00895 against 0.00894; pixels' classes agree to 99.98 %), so
-    precision is the hardware's choice. CPUs stay in fp32: without bf16 matrix units bf16 autocast
-    ran the mirrored strip slower here (5.90 s against 4.99 s, benchmarks/results/speed.md), and fp32
-    keeps CPU runs bit-identical.
+    bf16 on CUDA that supports it, and on CPUs with bf16 instructions (`CPU_BF16_FEATURES`); fp32
+    elsewhere. With AVX512-BF16 the `cpu` profile's net reads a mirrored 640 x 12,800 strip in 3.90 s
+    against fp32's 6.25 s (side by side, 2 threads; benchmarks/results/speed-2026-12-06-bf16), and 80
+    val logs in 199 s of net time against 309 s, reading them as well within noise (the model of
+    2026-12-06, benchmarks/results/precision-2026-12-06-80: median R² 0.923 against 0.926, median
+    MAE 0.00846 against 0.00841; 36 of 252 curves moved by more than 0.01 R², 17 up and 19 down:
+    paths that cost nearly the same either way, which the last bits decide). Without bf16
+    instructions oneDNN emulates it, slower than fp32 (5.90 s against 4.99 s on 2026-11-23's
+    machine). A run is bit-identical to another on the same machine either way;
+    `predict_probs(dtype=None)` reads in fp32 anywhere (docs/model.md).
     """
     device = torch.device(device)
-    return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else None
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else None
+    if device.type == "cpu":
+        capabilities = torch.cpu.get_capabilities()
+        return torch.bfloat16 if any(capabilities.get(name) for name in CPU_BF16_FEATURES) else None
+    return None
 
 
 @dataclass(frozen=True)
