@@ -32,7 +32,7 @@ In one run, on the same machine, on 2 threads (`THREADS`) unless a row says 1:
 Every time is the median of `--repeats` after one warm-up. Ratios compare rows of this run only.
 The weights are seeded, not trained: speed does not depend on them. bf16 is measured here for speed
 only; benchmarks/precision.py compares a trained net's reading in both, and `reading.predict.inference_dtype`
-reads in bf16 on CPUs with bf16 instructions (the strip's last row is what this CPU reads with).
+reads in bf16 on CPUs with bf16 instructions (the report says which this CPU reads in).
 Writes `speed.json` and `speed.md` into `--out`.
 """
 

@@ -74,7 +74,7 @@ def check_torch() -> Check:
 
 
 def _precision(dtype: Any) -> str:
-    """'bf16' or 'fp32' for `reading.predict.inference_dtype`'s answer."""
+    """`reading.predict.inference_dtype`'s answer (a torch dtype or None) in words."""
     return "fp32" if dtype is None else "bf16 (the hardware computes it; fp32 elsewhere)"
 
 

@@ -29,8 +29,8 @@ TILES_PER_FORWARD = {"cpu": 1, "cuda": 4}
 
 
 # CPU instruction sets that compute bf16 (dot products into fp32) rather than emulate it: names of
-# `torch.cpu.get_capabilities()`. AVX512-BF16 measured (Zen 4/5, benchmarks/results/speed.md); AMX-BF16 is
-# Intel's matrix unit for the same products.
+# `torch.cpu.get_capabilities()`. AVX512-BF16 measured on this project's AMD EPYC machine
+# (benchmarks/results/speed-2026-12-06-bf16); AMX-BF16 is Intel's matrix unit for the same products.
 CPU_BF16_FEATURES = ("avx512_bf16", "amx_bf16")
 
 
@@ -49,9 +49,9 @@ def inference_dtype(device: str | torch.device) -> torch.dtype | None:
     2026-12-06, benchmarks/results/precision-2026-12-06-80: median R² 0.923 against 0.926, median
     MAE 0.00846 against 0.00841; 36 of 252 curves moved by more than 0.01 R², 17 up and 19 down:
     paths that cost nearly the same either way, which the last bits decide). Without bf16
-    instructions oneDNN emulates it, slower than fp32 (5.90 s against 4.99 s on 2026-11-23's
-    machine). A run is bit-identical to another on the same machine either way;
-    `predict_probs(dtype=None)` reads in fp32 anywhere (docs/model.md).
+    instructions oneDNN emulates bf16: not measured here, so those CPUs keep fp32. A run is
+    bit-identical to another on the same machine either way; `predict_probs(dtype=None)` reads in
+    fp32 anywhere (docs/model.md).
     """
     device = torch.device(device)
     if device.type == "cuda":
