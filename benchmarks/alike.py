@@ -1,6 +1,6 @@
 """Curves drawn alike, read from the true masks: what each identity cue buys, and what a perfect contact rule would.
 
-    python benchmarks/alike.py [SET_DIR] [--split val] [--max-logs 0] [--profile cpu] [--out DIR]
+    python benchmarks/alike.py [SET_DIR] [--split val] [--max-logs 0] [--profile cpu] [--out DIR] [--ghosts N ...]
 
 Two curves of one style cost the same to every style term of the path search, so their identities
 rest on five things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
@@ -22,6 +22,9 @@ alone) seven ways:
 7. as shipped with an oracle at contacts the jump rule leaves: `crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
+
+With `--ghosts N ...` it also reads as shipped with N ghost runs a column instead of `ghosts.GHOSTS`, one row
+each, before the oracle's.
 
 Scored as the evaluate stage scores (`evaluate.score_curves`: best assignment among curves drawn
 alike, band truth, swap share). Reported over the curves drawn alike: median and quartile R^2,
@@ -55,8 +58,9 @@ from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading import extract, untangle
+from veernet_pipeline.reading import ghosts as ghosts_module
 from veernet_pipeline.reading.candidates import Candidates
-from veernet_pipeline.reading.ghosts import JointSteps, joint_steps
+from veernet_pipeline.reading.ghosts import GHOSTS, JointSteps, joint_steps
 from veernet_pipeline.reading.styles import as_style_probs, curve_classes
 
 WINDOW = untangle.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
@@ -168,8 +172,10 @@ class Oracle:
 
 
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
-              name: str, ghosts: bool = True, rejoin: bool = True, jumps: bool = True) -> dict[str, Any]:
-    """Read every log with `params`, contact rule `rule` (None: slope rule); ghost runs, rejoining, jump rule or not.
+              name: str, ghosts: bool = True, rejoin: bool = True, jumps: bool = True,
+              ghost_count: int = GHOSTS) -> dict[str, Any]:
+    """Read every log with `params`, contact rule `rule` (None: slope rule); ghost runs (`ghost_count` a column),
+    rejoining, jump rule or not.
 
     Figures over the curves drawn alike, and their identity flips by kind.
     """
@@ -179,7 +185,8 @@ def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[
     with (mock.patch.object(untangle, "crossed", rule) if rule is not None else contextlib.nullcontext(),
           mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext(),
           mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext(),
-          mock.patch.object(untangle, "jumped", lambda *_: None) if not jumps else contextlib.nullcontext()):
+          mock.patch.object(untangle, "jumped", lambda *_: None) if not jumps else contextlib.nullcontext(),
+          mock.patch.object(ghosts_module, "GHOSTS", ghost_count)):
         for item in tqdm(logs, desc=name, leave=False):
             truth_rows = item["truth"] * item["height"] - 0.5
             if oracle is not None:
@@ -205,6 +212,8 @@ def main() -> None:
     parser.add_argument("--max-logs", type=int, default=0, help="first N logs of the split by id (0 = all)")
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--ghosts", type=int, nargs="*", default=[],
+                        help="also read as shipped with each of these numbers of ghost runs a column")
     args = parser.parse_args()
     settings = load_settings(None, args.profile)
     set_dir = args.set_dir or settings.path("synthetic") / "multiclass"
@@ -221,6 +230,8 @@ def main() -> None:
             score_way(logs, shipped, None, "as shipped, without the jump rule at contacts", jumps=False),
             score_way(logs, shipped, None, "as shipped: ghost runs, run heights, jump and slope rules, rejoining"),
             score_way(logs, shipped, Oracle(), "as shipped + oracle at contacts")]
+    ways[-1:-1] = [score_way(logs, shipped, None, f"as shipped with {count} ghost runs a column (not {GHOSTS})",
+                             ghost_count=count) for count in args.ghosts]
     rows = [[w["way"], str(w["curves"]), f"{w['median_r2']:.3f}", f"{w['p25_r2']:.3f}", f"{w['p75_r2']:.3f}",
              f"{100 * w['median_swap_share']:.1f} %", f"{100 * w['mean_swap_share']:.1f} %",
              str(sum(w["flips"].values()))] + [str(w["flips"][kind]) for kind in FLIP_KINDS] for w in ways]
