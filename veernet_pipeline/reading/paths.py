@@ -32,6 +32,7 @@ import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.reading.candidates import EPS, Candidates
+from veernet_pipeline.reading.skips import best_skipping_paths
 
 # Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
 MAX_JOINT = 3
@@ -188,7 +189,7 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
         emission: (G, W, M+1); wrap: (G,) bool, default all False. Returns (G, W) int64.
     """
     n_curves, width, n = emission.shape
-    m = n - 1
+    m = n - 1  # candidates; state m is absence
     flags = np.zeros(n_curves, dtype=bool) if wrap is None else np.asarray(wrap, dtype=bool)
     variants = sorted(set(flags.tolist()))
     pick_variant = np.searchsorted(variants, flags)  # each curve's table
@@ -199,40 +200,7 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
         for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
             skip_cost[v, d:, d - 2] = (transitions(cands, params, height, d, cyclic)[:, :m, :m]
                                        + (d - 1) * params.absent_cost)
-    distances = np.arange(2, SKIP_COLUMNS + 1)
-    back = np.zeros((width, n_curves, n), dtype=np.uint8)  # previous state
-    came = np.ones((width, n_curves, n), dtype=np.uint8)  # columns back it came from
-    # Totals of the last SKIP_COLUMNS columns, column x in row x % SKIP_COLUMNS; rows not yet reached are inf.
-    recent = np.full((SKIP_COLUMNS, n_curves, n), np.inf)
-    recent[0] = emission[:, 0]
-    for x in range(1, width):
-        # One table for all (no curve wraps, or all do) broadcasts; mixed curves each take their own.
-        step = step_cost[0, x - 1] if len(variants) == 1 else step_cost[pick_variant, x - 1]
-        moved = recent[(x - 1) % SKIP_COLUMNS][:, :, None] + step
-        back[x] = moved.argmin(axis=1)
-        total = moved.min(axis=1)
-        # Every skip at once, in one array per column (the loop's cost is numpy calls, not arithmetic):
-        # (G, distance x previous run, current run); on ties the shortest skip, then a step, wins.
-        skip = skip_cost[0, x][:, None] if len(variants) == 1 else skip_cost[pick_variant, x].swapaxes(0, 1)
-        jumped = recent[(x - distances) % SKIP_COLUMNS][:, :, :m, None] + skip
-        jumped = jumped.transpose(1, 0, 2, 3).reshape(n_curves, -1, m)
-        pick = jumped.argmin(axis=1)
-        best = np.take_along_axis(jumped, pick[:, None], axis=1)[:, 0]
-        better = best < total[:, :m]
-        total[:, :m] = np.where(better, best, total[:, :m])
-        back[x, :, :m] = np.where(better, pick % m, back[x, :, :m])
-        came[x, :, :m] = np.where(better, pick // m + 2, 1)
-        recent[x % SKIP_COLUMNS] = total + emission[:, x]
-    states = np.full((n_curves, width), m, dtype=np.int64)
-    final = recent[(width - 1) % SKIP_COLUMNS]
-    for curve in range(n_curves):
-        x, state = width - 1, int(final[curve].argmin())
-        while True:
-            states[curve, x] = state
-            if x == 0:
-                break
-            state, x = int(back[x, curve, state]), x - int(came[x, curve, state])
-    return states
+    return best_skipping_paths(emission, step_cost, skip_cost, pick_variant.astype(np.int64))
 
 
 def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float,
