@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from typing import Any
+from collections.abc import Callable
 from unittest import mock
 
 import numpy as np
@@ -27,7 +27,7 @@ from _logs import chosen_set, log_parser, read_logs
 from _record import load_note, machine, markdown_table, write_results
 from _skips_numpy import numpy_skipping_paths
 
-from veernet_pipeline.config import load_settings
+from veernet_pipeline.config import ExtractParams, load_settings
 from veernet_pipeline.evaluation.evaluate import select_logs
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.reading import paths
@@ -43,13 +43,14 @@ def first_call_seconds() -> float:
     return time.perf_counter() - started
 
 
-def read_with_numpy_loop(probs: np.ndarray, calibration: Calibration, settings: Any) -> TrackReading:
+def read_with_numpy_loop(probs: np.ndarray, calibration: Calibration, params: ExtractParams) -> TrackReading:
     """`read_track` with `paths.viterbi_single` running the numpy loop of before 2026-12-07."""
     with mock.patch.object(paths, "best_skipping_paths", numpy_skipping_paths):
-        return read_track(probs, calibration, settings.extract)
+        return read_track(probs, calibration, params)
 
 
-def timed(read: Any) -> tuple[TrackReading, float]:
+def timed(read: Callable[[], TrackReading]) -> tuple[TrackReading, float]:
+    """The reading and its wall seconds."""
     started = time.perf_counter()
     return read(), time.perf_counter() - started
 
@@ -65,9 +66,8 @@ def main() -> None:
     rows = []
     for index, (log, probs) in enumerate(read_logs(args, settings)):
         calibration = Calibration.from_file(calibrations[log.id])
-
         compiled = functools.partial(read_track, probs, calibration, settings.extract)
-        numpy_loop = functools.partial(read_with_numpy_loop, probs, calibration, settings)
+        numpy_loop = functools.partial(read_with_numpy_loop, probs, calibration, settings.extract)
         first, second = (compiled, numpy_loop) if index % 2 else (numpy_loop, compiled)
         (read_a, seconds_a), (read_b, seconds_b) = timed(first), timed(second)
         after, before = (read_a, read_b) if first is compiled else (read_b, read_a)
