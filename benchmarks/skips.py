@@ -2,14 +2,14 @@
 
     python benchmarks/skips.py [SET_DIR] [--model DIR] [--split val] [--max-logs 20] [--profile cpu] [--out DIR]
 
-Each log's style probabilities are computed once as `evaluate` computes them (`_logs.read_logs`:
-the profile's tiles, mirroring, the machine's read precision); the track is then read whole
-(`reading.track.read_track`, every search the evaluate stage and `veernet digitize` run) twice:
-with `reading.skips.best_skipping_paths` as shipped, and with `paths.viterbi_single` handed the
-numpy loop it ran before (`_skips_numpy.py`). The two reads alternate which goes first from log to
-log, so a slow spell of a shared machine falls on both. Every log's rows and confidences must come
-out equal (reported). The first compiled call of the process (numba's compile, or its cache's
-load) is timed apart, before the logs.
+Each log's style probabilities are computed once as `evaluate` computes them (`_logs.read_logs`: the
+profile's tiles, mirroring, the machine's read precision); the track is then read whole
+(`reading.track.read_track`, every search the evaluate stage and `veernet digitize` run) twice: with
+`reading.skips.best_skipping_paths` as shipped, and with `paths.viterbi_single` handed the numpy search
+it ran before (`_skips_numpy.py`: seven tables of skip costs, then the column loop). The two reads
+alternate which goes first from log to log, so a slow spell of a shared machine falls on both. Every
+log's rows and confidences must come out equal (reported). The first compiled call of the process
+(numba's compile, or its cache's load) is timed apart, before the logs.
 
 Writes `skips.json` and `skips.md` into `--out` (default: `results/` beside this script).
 """
@@ -37,9 +37,10 @@ from veernet_pipeline.reading.track import TrackReading, read_track
 
 def first_call_seconds() -> float:
     """Seconds of the process's first compiled call on a tiny table: numba's compile or its on-disk cache's load."""
-    emission = np.zeros((1, 3, 2))
+    rows = np.zeros((3, 1))
     started = time.perf_counter()
-    best_skipping_paths(emission, np.zeros((1, 2, 2, 2)), np.full((1, 3, 7, 1, 1), np.inf), np.zeros(1, np.int64))
+    best_skipping_paths(np.zeros((1, 3, 2)), np.zeros((1, 2, 2, 2)), rows, rows, np.zeros(1, dtype=bool),
+                        np.zeros(1, np.int64), 8, paths.SKIP_COLUMNS, 16.0, 1.5)
     return time.perf_counter() - started
 
 

@@ -188,19 +188,15 @@ def viterbi_single(emission: np.ndarray, cands: Candidates, params: ExtractParam
     Shape:
         emission: (G, W, M+1); wrap: (G,) bool, default all False. Returns (G, W) int64.
     """
-    n_curves, width, n = emission.shape
-    m = n - 1  # candidates; state m is absence
+    n_curves = emission.shape[0]
     flags = np.zeros(n_curves, dtype=bool) if wrap is None else np.asarray(wrap, dtype=bool)
     variants = sorted(set(flags.tolist()))
     pick_variant = np.searchsorted(variants, flags)  # each curve's table
     step_cost = np.stack([transitions(cands, params, height, wrap=v) for v in variants])
-    # skip_cost[v, x, d - 2]: from each run of column x - d to each run of column x (inf before column d).
-    skip_cost = np.full((len(variants), width, SKIP_COLUMNS - 1, m, m), np.inf)
-    for v, cyclic in enumerate(variants):
-        for d in range(2, min(SKIP_COLUMNS, width - 1) + 1):
-            skip_cost[v, d:, d - 2] = (transitions(cands, params, height, d, cyclic)[:, :m, :m]
-                                       + (d - 1) * params.absent_cost)
-    return best_skipping_paths(emission, step_cost, skip_cost, pick_variant.astype(np.int64))
+    # The skips' costs (`transitions(step=d)` between runs, plus absence per skipped column) are computed in the loop.
+    return best_skipping_paths(emission, step_cost, cands.top, cands.bottom, np.array(variants, dtype=bool),
+                               pick_variant.astype(np.int64), height, SKIP_COLUMNS, float(params.jump_px),
+                               float(params.absent_cost))
 
 
 def peel(emission: np.ndarray, transition: np.ndarray, crossing_cost: float,
