@@ -1,38 +1,37 @@
 """The single-curve path search in numpy, as it ran before it was compiled (`reading.skips`): a baseline.
 
 `numpy_skipping_paths` takes `skips.best_skipping_paths`' arguments, builds the seven tables of skip costs
-the way `paths.viterbi_single` built them with `paths.transitions(step=d)`, and runs the column loop with
-numpy calls. `benchmarks/skips.py` times the compiled search against it; tests/unit/test_skips.py checks
-the compiled one by it, a second formula written apart.
+as `paths.viterbi_single` built them, with `paths.transitions(step=d)` (vectorised numpy, where the compiled
+search computes each cost alone), and runs the column loop with numpy calls. `benchmarks/skips.py` times the
+compiled search against it; tests/unit/test_skips.py checks the compiled one by it.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+
+from veernet_pipeline.reading.candidates import Candidates
+from veernet_pipeline.reading.paths import transitions
 
 
 def skip_tables(top: np.ndarray, bottom: np.ndarray, cyclic: np.ndarray, height: int, skip_columns: int,
                 jump_px: float, absent_cost: float) -> np.ndarray:
-    """skip[v, x, d - 2, i, j]: from run i of column x - d to run j of column x (inf before column d or where none).
+    """skip[v, x, d - 2, i, j]: from run i of column x - d to run j of column x (inf before column d or where none),
+    from `paths.transitions(step=d)` as `viterbi_single` built them.
 
     Shape:
         top, bottom: (W, M); cyclic: (V,). Returns (V, W, skip_columns - 1, M, M).
     """
     width, m = top.shape
+    runs = Candidates(top=top, bottom=bottom, peak=np.zeros_like(top), centre=np.zeros((0, width, m)),
+                      share=np.zeros((0, width, m)))
+    params = SimpleNamespace(jump_px=jump_px, gap_cost=0.0)  # the absent state's entries are not used here
     tables = np.full((len(cyclic), width, skip_columns - 1, m, m), np.inf)
     for v, wrap in enumerate(cyclic):
         for d in range(2, min(skip_columns, width - 1) + 1):
-            top_prev, bot_prev = top[:-d, :, None], bottom[:-d, :, None]
-            top_cur, bot_cur = top[d:, None, :], bottom[d:, None, :]
-            gap = np.maximum(0.0, np.maximum(top_cur - bot_prev, top_prev - bot_cur) - 1.0)
-            drift = np.abs((top_cur + bot_cur) - (top_prev + bot_prev)) / (2.0 * height)
-            if wrap:
-                through = np.minimum((height - 1.0 - bot_prev) + top_cur, top_prev + (height - 1.0 - bot_cur))
-                gap = np.minimum(gap, np.maximum(0.0, through))
-                drift = np.minimum(drift, 1.0 - drift)
-            with np.errstate(invalid="ignore"):
-                cost = np.where(np.isfinite(gap), gap / jump_px + drift, np.inf)
-            tables[v, d:, d - 2] = cost + (d - 1) * absent_cost
+            tables[v, d:, d - 2] = transitions(runs, params, height, d, bool(wrap))[:, :m, :m] + (d - 1) * absent_cost
     return tables
 
 
