@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchmarks._joint_numpy import numpy_viterbi
-from veernet_pipeline.reading.paths import viterbi
+from veernet_pipeline.reading.paths import JOINT_STATES, viterbi
 
 INF = np.inf
 
@@ -50,3 +50,9 @@ def test_the_compiled_search_finds_numpys_paths_ties_and_impossible_moves_includ
     for transition, chosen in ((tables, variant), (tables[0], None)):
         np.testing.assert_array_equal(viterbi(emission, transition, 1.0, chosen),
                                       numpy_viterbi(emission, transition, 1.0, chosen))
+
+
+def test_more_states_than_the_back_pointers_hold_is_refused_with_the_knob_to_turn() -> None:
+    emission = np.zeros((1, 1, 2, JOINT_STATES + 1))
+    with pytest.raises(ValueError, match="lower extract.max_candidates"):
+        viterbi(emission, np.zeros((1, JOINT_STATES + 1, JOINT_STATES + 1)), 1.0)

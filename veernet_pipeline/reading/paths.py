@@ -37,6 +37,7 @@ from veernet_pipeline.reading.skips import best_skipping_paths
 
 # Curves read by one exact joint search at most; (M+1)^g states, g x (M+1)^(g+1) work per column.
 MAX_JOINT = 3
+JOINT_STATES = 256  # states a curve of a joint search may have: candidates, ghost runs and absence (uint8)
 PEEL_SWEEPS = 2
 # Longest gap a single curve jumps in place (`viterbi_single`): dotted patterns' gaps, a pen skip's short ones.
 SKIP_COLUMNS = 8
@@ -128,6 +129,9 @@ def viterbi(emission: np.ndarray, transition: np.ndarray, crossing_cost: float,
     n_groups, g, _, n = emission.shape
     if g > MAX_JOINT:
         raise ValueError(f"an exact joint search reads at most {MAX_JOINT} curves at once, got {g}; use peel()")
+    if n > JOINT_STATES:
+        raise ValueError(f"a joint search holds at most {JOINT_STATES} states a curve (uint8 back-pointers), got {n}; "
+                         "lower extract.max_candidates in params.yaml")
     tables = transition if transition.ndim == 4 else transition[None]
     variant = np.zeros((n_groups, g), dtype=np.int64) if variant is None else np.asarray(variant, dtype=np.int64)
     search = (joint_paths_1, joint_paths_2, joint_paths_3)[g - 1]  # compiled (reading/joint.py)
