@@ -26,7 +26,7 @@ def skip_tables(top: np.ndarray, bottom: np.ndarray, cyclic: np.ndarray, height:
     """
     width, m = top.shape
     runs = Candidates(top=top, bottom=bottom, peak=np.zeros_like(top), centre=np.zeros((0, width, m)),
-                      share=np.zeros((0, width, m)))
+                      share=np.zeros((0, width, m)), thickness=np.zeros_like(top))
     params = SimpleNamespace(jump_px=jump_px, gap_cost=0.0)  # the absent state's entries are not used here
     tables = np.full((len(cyclic), width, skip_columns - 1, m, m), np.inf)
     for v, wrap in enumerate(cyclic):

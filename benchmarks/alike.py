@@ -4,22 +4,24 @@
 
 Two curves of one style cost the same to every style term of the path search, so their identities
 rest on five things (docs/reading.md, "The search", items 4 and 8): the path's continuity, ghost
-runs that keep a curve's place through its gaps (`reading.ghosts`), the run-height cue
-(`extract.reread_by_height`, `extract.height_weight`), the slope rule at contacts
+runs that keep a curve's place through its gaps (`reading.ghosts`), the pen cue (`extract.reread_by_height`,
+`extract.height_weight`: stroke thickness where it tells the group's pens apart, else run height,
+`run_heights.alike_measure`), the slope rule at contacts
 (`untangle.untangle`, which asks `untangle.crossed` at every contact that `untangle.jumped`, the
 curve that jumped onto the other's line, leaves open) and the rows either side of a
 stretch where both are absent (`reading.rejoin`). Every log of the split whose
 sidecar names two or more curves in one style is read from its true mask (`mask_probs` of
 benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured is the reading
-alone) seven ways:
+alone) eight ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
-2. run heights, no contact rule: `crossed` answers "not crossed" at every contact;
-3. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
-4. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
-5. as shipped, without the jump rule: `jumped` decides nothing, the slope rule every contact;
-6. as shipped: ghost runs, run heights, the jump and slope rules and rejoining;
-7. as shipped with an oracle at contacts the jump rule leaves: `crossed` answers from the truth, swapping the tails
+2. run heights for every group, not pens (the reading before 2026-12-07): `alike_measure` always answers run height;
+3. pens or run heights, no contact rule: `crossed` answers "not crossed" at every contact;
+4. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
+5. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
+6. as shipped, without the jump rule: `jumped` decides nothing, the slope rule every contact;
+7. as shipped: ghost runs, pens or run heights, the jump and slope rules and rejoining;
+8. as shipped with an oracle at contacts the jump rule leaves: `crossed` answers from the truth, swapping the tails
    where the true curve each read curve followed over the 12 columns before the contact is closer
    to the other read curve over the 12 after. It shows what any better contact rule could gain.
 
@@ -61,6 +63,7 @@ from veernet_pipeline.reading import extract, untangle
 from veernet_pipeline.reading import ghosts as ghosts_module
 from veernet_pipeline.reading.candidates import Candidates
 from veernet_pipeline.reading.ghosts import GHOSTS, JointSteps, joint_steps
+from veernet_pipeline.reading.run_heights import typical_heights
 from veernet_pipeline.reading.styles import as_style_probs, curve_classes
 
 WINDOW = untangle.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
@@ -171,11 +174,16 @@ class Oracle:
         return crossed
 
 
+def heights_only(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`run_heights.alike_measure` that never looks at the pens: every group told apart by its run heights."""
+    return cands.height, typical_heights(cands.height, states)
+
+
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,
               name: str, ghosts: bool = True, rejoin: bool = True, jumps: bool = True,
-              ghost_count: int = GHOSTS) -> dict[str, Any]:
+              ghost_count: int = GHOSTS, pens: bool = True) -> dict[str, Any]:
     """Read every log with `params`, contact rule `rule` (None: slope rule); ghost runs (`ghost_count` a column),
-    rejoining, jump rule or not.
+    rejoining, jump rule, pens (stroke thickness) or not.
 
     Figures over the curves drawn alike, and their identity flips by kind.
     """
@@ -186,6 +194,7 @@ def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[
           mock.patch.object(extract, "joint_steps", no_ghosts) if not ghosts else contextlib.nullcontext(),
           mock.patch.object(extract, "rejoin", lambda *_: None) if not rejoin else contextlib.nullcontext(),
           mock.patch.object(untangle, "jumped", lambda *_: None) if not jumps else contextlib.nullcontext(),
+          mock.patch.object(extract, "alike_measure", heights_only) if not pens else contextlib.nullcontext(),
           mock.patch.object(ghosts_module, "GHOSTS", ghost_count)):
         for item in tqdm(logs, desc=name, leave=False):
             truth_rows = item["truth"] * item["height"] - 0.5
@@ -224,11 +233,12 @@ def main() -> None:
     shipped = settings.extract
     slopes_only = shipped.model_copy(update={"height_weight": 0.0})
     ways = [score_way(logs, slopes_only, None, "slopes only (height_weight 0)"),
-            score_way(logs, shipped, lambda *_: False, "run heights, no contact rule"),
+            score_way(logs, shipped, None, "run heights for every group, not pens (before 2026-12-07)", pens=False),
+            score_way(logs, shipped, lambda *_: False, "pens or run heights, no contact rule"),
             score_way(logs, shipped, None, "as shipped, without ghost runs", ghosts=False),
             score_way(logs, shipped, None, "as shipped, without rejoining across absences", rejoin=False),
             score_way(logs, shipped, None, "as shipped, without the jump rule at contacts", jumps=False),
-            score_way(logs, shipped, None, "as shipped: ghost runs, run heights, jump and slope rules, rejoining"),
+            score_way(logs, shipped, None, "as shipped: ghost runs, pens or heights, jump and slope rules, rejoining"),
             score_way(logs, shipped, Oracle(), "as shipped + oracle at contacts")]
     ways[-1:-1] = [score_way(logs, shipped, None, f"as shipped with {count} ghost runs a column (not {GHOSTS})",
                              ghost_count=count) for count in args.ghosts]

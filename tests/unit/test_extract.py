@@ -13,6 +13,7 @@ import pytest
 from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
 from veernet_pipeline.io.classes import style_class
+from veernet_pipeline.reading import extract
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.confidence import confidence_figures
 from veernet_pipeline.reading.extract import curve_groups, run_holders, trace_curves
@@ -24,6 +25,7 @@ from veernet_pipeline.reading.paths import (
     viterbi,
     viterbi_single,
 )
+from veernet_pipeline.reading.run_heights import typical_heights
 from veernet_pipeline.reading.styles import curve_classes
 
 H, W = 96, 600
@@ -218,7 +220,7 @@ def test_single_curve_viterbi_with_skips_is_exact(test_settings: Settings) -> No
     width, m = 7, 2
     top = rng.integers(0, 40, size=(width, m)).astype(float)
     cands = Candidates(top=top, bottom=top + rng.integers(0, 6, size=(width, m)), peak=np.ones((width, m)),
-                       centre=top[None] + 1.0, share=np.ones((1, width, m)))
+                       centre=top[None] + 1.0, share=np.ones((1, width, m)), thickness=np.ones((width, m)))
     emission = np.concatenate([rng.uniform(0, 3, size=(1, width, m)), np.full((1, width, 1), params.absent_cost)],
                               axis=2)
     step = transitions(cands, params, 48)
@@ -392,3 +394,28 @@ def test_a_curve_crossing_an_upright_bar_of_ink_reads_its_own_row(test_settings:
     probs[0, 52:, 100:103] = 1.0
     rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,)])
     assert rows[0, 101] == pytest.approx(25.5)
+
+
+def test_two_curves_of_one_style_keep_their_pens_where_the_busy_one_runs_flat(
+        test_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A light curve that swings steeply everywhere but columns 250-350, where it runs flat, and a heavy one that
+    # runs flat everywhere but there, where it swings: by run height each takes the other's typical runs in that
+    # stretch (the light one's 1-px runs fit the heavy pen's 4 px better than its own swinging ones) and the two
+    # trade lines; their strokes keep their pens' thickness throughout.
+    quiet = (X >= 250) & (X < 350)
+    light = np.where(quiet, 70.0, 70 + 18 * np.sin(2 * np.pi * X / 16))
+    heavy = np.where(quiet, 20 + 10 * np.sin(2 * np.pi * X / 12), 20.0)
+    probs = blank(H, W)
+    paint(probs, light, SOLID, pen=1)
+    paint(probs, heavy, SOLID, pen=4)
+    truth = np.stack([centre(heavy, 4), centre(light, 1)])  # heavy first: its mean row is lower
+
+    def worst_error() -> float:
+        rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)])
+        return float(np.max(np.abs(rows - truth)))  # NaN (a curve lost) fails the comparisons below
+
+    # Off by at most 4 rows: a steep column reads one end of its run.
+    assert worst_error() <= 4
+    monkeypatch.setattr(extract, "alike_measure", lambda cands, states: (cands.height,
+                                                                         typical_heights(cands.height, states)))
+    assert not worst_error() <= 4  # by run heights they trade lines in the stretch

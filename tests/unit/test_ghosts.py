@@ -25,7 +25,8 @@ def _candidates(runs: list[tuple[int, int, int, int]], width: int, m: int) -> Ca
     for x, slot, t, b in runs:
         top[x, slot], bottom[x, slot] = t, b
     return Candidates(top=top, bottom=bottom, peak=np.where(np.isfinite(top), 0.95, 0.0),
-                      centre=np.zeros((1, width, m)), share=np.zeros((1, width, m)))
+                      centre=np.zeros((1, width, m)), share=np.zeros((1, width, m)),
+                      thickness=bottom - top + 1.0)
 
 
 @pytest.fixture()

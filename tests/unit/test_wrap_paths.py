@@ -45,7 +45,7 @@ def test_cyclic_transition_by_hand(test_settings: Settings) -> None:
     """Rows 18-19 then rows 0-1 of a 20-row track: 16 paper rows between them, none through the edge."""
     params = test_settings.extract
     cands = Candidates(top=np.array([[18.0], [0.0]]), bottom=np.array([[19.0], [1.0]]), peak=np.ones((2, 1)),
-                       centre=np.zeros((0, 2, 1)), share=np.zeros((0, 2, 1)))
+                       centre=np.zeros((0, 2, 1)), share=np.zeros((0, 2, 1)), thickness=np.ones((2, 1)))
     plain = transitions(cands, params, 20)[0, 0, 0]
     cyclic = transitions(cands, params, 20, wrap=True)[0, 0, 0]
     # Across: max(0 - 19, 18 - 1) - 1 = 16 rows, the middles 18.5 -> 0.5 travel 18 / 20 of the track.
@@ -54,7 +54,7 @@ def test_cyclic_transition_by_hand(test_settings: Settings) -> None:
     assert cyclic == pytest.approx(0.1)
     # Two runs mid-track are as far apart either way round the shorter side: the cyclic cost changes nothing.
     mid = Candidates(top=np.array([[5.0], [12.0]]), bottom=np.array([[6.0], [13.0]]), peak=np.ones((2, 1)),
-                     centre=np.zeros((0, 2, 1)), share=np.zeros((0, 2, 1)))
+                     centre=np.zeros((0, 2, 1)), share=np.zeros((0, 2, 1)), thickness=np.ones((2, 1)))
     assert transitions(mid, params, 20, wrap=True)[0, 0, 0] == transitions(mid, params, 20)[0, 0, 0]
 
 
@@ -146,7 +146,7 @@ def test_a_steep_stroke_leaving_through_the_edge_passes_through_its_column() -> 
     """
     top, bottom = np.array([[60.0], [61.0], [0.0]]), np.array([[61.0], [99.0], [1.0]])
     cands = Candidates(top=top, bottom=bottom, peak=np.ones((3, 1)), centre=np.array([[[60.5], [80.0], [0.5]]]),
-                       share=np.ones((1, 3, 1)))
+                       share=np.ones((1, 3, 1)), thickness=np.ones((3, 1)))
     path = np.zeros(3, dtype=np.int64)
     assert refine_rows(cands, 0, path)[1] == pytest.approx(98.5)
     np.testing.assert_allclose(refine_rows(cands, 0, path, wrap_height=100), [60.5, 80.0, 0.5])

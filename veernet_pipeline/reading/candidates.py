@@ -10,6 +10,10 @@ candidate slots. Each run keeps what the path search and the row read need:
 - its centre row (subpixel) weighted by each requested curve's own evidence, the row that curve
   reads where the run is no taller than the stroke is wide: where two curves of different styles
   cross, their ink forms one run, and each curve's centre stays on its own pixels;
+- its stroke thickness: the run's height, or, where the stroke is steep and its run tall, the
+  length of the ink's horizontal run through the run's middle row (`stroke_thickness`): a pen
+  leaves runs of its own thickness wherever its curve goes, while a run's height also counts the
+  stroke's travel in the column;
 - its peak curve-ink probability and, per requested curve, the share of the run's curve ink
   that is that curve's classes (the curve's own evidence); on a colour print whose sidecar names
   pens, the share of it that is also the curve's pen's colour (`reading.colour`), which its centre
@@ -26,6 +30,9 @@ import numpy as np
 from veernet_pipeline.reading.colour import pen_membership
 
 EPS = 1e-6
+# Horizontal ink counted each side of a run's middle pixel (px): more than any pen, so where it runs on, the stroke
+# is flat there and its height is its thickness.
+MAX_THICKNESS = 32
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class Candidates:
     `centre` is weighted by the curve's own evidence, or by all curve ink where the curve has none.
 
     Shape:
-        top, bottom, peak: (W, M). centre, share: (K, W, M) for the K requested curves.
+        top, bottom, peak, thickness: (W, M). centre, share: (K, W, M) for the K requested curves.
     """
 
     top: np.ndarray
@@ -43,6 +50,12 @@ class Candidates:
     peak: np.ndarray
     centre: np.ndarray
     share: np.ndarray
+    thickness: np.ndarray
+
+    @property
+    def height(self) -> np.ndarray:
+        """Each run's height in px: the pen plus the stroke's travel in its column. Shape: (W, M), NaN where none."""
+        return self.bottom - self.top + 1.0
 
     @property
     def valid(self) -> np.ndarray:
@@ -122,5 +135,35 @@ def find_candidates(
         centres = np.where(own > EPS, np.stack([pick(m, 0.0) for m in curve_moment]) / np.maximum(own, EPS),
                            ink_centre[None])
         shares = np.clip(own / run_mass[None], 0.0, 1.0)
-    return Candidates(top=top_rows, bottom=top_rows + pick(length, np.nan) - 1.0, peak=pick(peak, 0.0),
-                      centre=np.where(np.isfinite(top_rows)[None], centres, np.nan), share=shares)
+    bottom_rows = top_rows + pick(length, np.nan) - 1.0
+    return Candidates(top=top_rows, bottom=bottom_rows, peak=pick(peak, 0.0),
+                      centre=np.where(np.isfinite(top_rows)[None], centres, np.nan), share=shares,
+                      thickness=stroke_thickness(inside, top_rows, bottom_rows))
+
+
+def stroke_thickness(inside: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    """Each run's stroke thickness: its height, or the horizontal run of ink through its middle row if shorter.
+
+    A flat stroke's run is as tall as the pen; a steep one's spans its travel in the column too,
+    while across its middle row the ink is about a pen wide. The shorter of the two is the pen
+    wherever the stroke goes (at 45 degrees both are the pen times about 1.4). A horizontal run is
+    counted up to `MAX_THICKNESS` px each side of the middle pixel.
+
+    Shape:
+        inside: (H, W) bool, curve ink; top, bottom: (W, M) rows, NaN where no run. Returns (W, M), NaN where no run.
+    """
+    height, width = inside.shape
+    valid = np.isfinite(top)
+    row = np.where(valid, (np.nan_to_num(top) + np.nan_to_num(bottom)) // 2, 0).astype(np.int64)
+    col = np.broadcast_to(np.arange(width)[:, None], top.shape)
+    across = valid.astype(np.int64)  # the middle pixel itself
+    for step in (-1, 1):
+        going = valid.copy()
+        for offset in range(1, MAX_THICKNESS + 1):
+            at = col + step * offset
+            going &= (at >= 0) & (at < width)
+            going &= inside[row, np.clip(at, 0, width - 1)]
+            if not going.any():
+                break
+            across += going
+    return np.where(valid, np.minimum(bottom - top + 1.0, across), np.nan)

@@ -24,7 +24,8 @@ does. So do we (docs/reading.md):
    ones), so the track is searched again with a cost for runs unlike each curve's own
    (`height_weight_styles`): where the net's style names leave two lines ambiguous, the heights
    decide. Curves of the same classes are interchangeable to every style cost, so a group of them
-   whose typical run heights differ is searched again with that cost among themselves (`reread_by_height`);
+   whose pens differ (typical stroke thickness), or else whose typical run heights differ, is
+   searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
    other's line after it gets that line (`untangle`), and after a stretch where both are absent, the one whose
    rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first,
@@ -47,6 +48,7 @@ from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
 from veernet_pipeline.reading.rejoin import rejoin
 from veernet_pipeline.reading.rows import refine_rows
 from veernet_pipeline.reading.run_heights import (
+    alike_measure,
     height_emission,
     height_emission_all,
     typical_heights,
@@ -113,7 +115,7 @@ def trace_curves(
     steps = functools.cache(lambda: joint_steps(cands, params, height, bool(wrap.any())))
     states = read_states(cands, classes, params, height, emission, steps, wrap)
     if params.height_weight_styles > 0 and len(classes) > 1:
-        extra = height_emission_all(cands, typical_heights(cands, states), params.height_weight_styles)
+        extra = height_emission_all(cands.height, typical_heights(cands.height, states), params.height_weight_styles)
         if extra.any():
             emission = emission + extra
             states = read_states(cands, classes, params, height, emission, steps, wrap)
@@ -207,13 +209,15 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], kind
                      states: np.ndarray, wrap: np.ndarray) -> np.ndarray:
     """Read every group of curves drawn alike (one kind) again, each now charged for runs unlike its own.
 
-    The first reading (`states`) gives each curve its typical run height; a group whose curves
-    differ in it is searched again with `height_emission` added, `height_weight` per px of
-    misfit. Changes `states` in place; `steps` and `wrap` as for `read_states`.
+    The first reading (`states`) gives each curve its typical stroke thickness, or its typical run
+    height where the thicknesses do not tell every two curves of the group apart
+    (`run_heights.alike_measure`); a group whose curves differ in it is searched again with
+    `height_emission` added, `height_weight` per px of misfit. Changes `states` in place; `steps`
+    and `wrap` as for `read_states`.
 
     Shape:
         emission: (K, W, M+1), the first search's (`paths.emissions`); states: (K, W); wrap: (K,). Returns (K,) typical
-        heights in px, NaN where not estimated.
+        thicknesses or heights in px, NaN where not estimated.
     """
     typical = np.full(len(classes), np.nan)
     if params.height_weight <= 0:
@@ -221,8 +225,8 @@ def reread_by_height(cands: Candidates, classes: Sequence[tuple[int, ...]], kind
     for group in curve_groups(classes):
         if len(group) < 2 or len({kinds[k] for k in group}) > 1:
             continue
-        typical[group] = typical_heights(cands, states[group])
-        extra = height_emission(cands, typical[group], params.height_weight)
+        heights, typical[group] = alike_measure(cands, states[group])
+        extra = height_emission(heights, typical[group], params.height_weight)
         if not extra.any():
             continue
         states[group] = read_jointly((emission[group] + extra)[None], steps(), params, wrap[group][None])[0]

@@ -112,7 +112,8 @@ def joint_steps(cands: Candidates, params: ExtractParams, height: int, wrap: boo
                         bottom=np.concatenate([cands.bottom, ghost_bottom], axis=1),
                         peak=np.zeros((width, cands.top.shape[1] + GHOSTS)),
                         centre=np.zeros((0, width, cands.top.shape[1] + GHOSTS)),
-                        share=np.zeros((0, width, cands.top.shape[1] + GHOSTS)))
+                        share=np.zeros((0, width, cands.top.shape[1] + GHOSTS)),
+                        thickness=np.zeros((width, cands.top.shape[1] + GHOSTS)))
     tables = [transitions(joined, params, height, wrap=cyclic) for cyclic in ((False, True) if wrap else (False,))]
     return JointSteps(np.stack(tables), np.isfinite(ghost_top))
 

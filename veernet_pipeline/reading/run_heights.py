@@ -12,6 +12,13 @@ of the runs it holds alone), and the group is read again with each curve charged
 a run unlike its own (`height_emission`). The charge is relative to the group's best-fitting
 curve: the curve whose runs a run resembles pays nothing for it.
 
+A run's height mixes the two, and only the pen holds along the curve: where a light curve turns
+steep its runs grow taller than a heavy one's flat runs, and the group read by heights traded
+lines there, each curve taking the other's stretch. So a group whose pens differ is read by
+stroke thickness instead (`Candidates.thickness`, the pen wherever the stroke goes), and by run
+heights only where the thicknesses do not tell every two of its curves apart (`alike_measure`):
+pens alike, busyness not.
+
 Curves of different styles leave runs of their own heights too, and where the net names a
 stretch of ink ambiguously (beside another curve, the style evidence splits) the height tells
 which line is whose. So the whole track is read again with the charge over all its curves
@@ -34,21 +41,20 @@ MIN_HEIGHT_DIFFERENCE = 1.0
 MISFIT_CAP = 4.0
 
 
-def typical_heights(cands: Candidates, states: np.ndarray) -> np.ndarray:
+def typical_heights(heights: np.ndarray, states: np.ndarray) -> np.ndarray:
     """Each curve's typical run height: the `HEIGHT_QUANTILE` of the heights of the runs it holds alone.
 
     Args:
-        cands: the column candidates.
+        heights: a measure of every run in px: `Candidates.height` or `Candidates.thickness`.
         states: each curve's path (candidate index, M = absent), from a first search.
 
     Returns:
         Height per curve in px; NaN for a curve holding fewer than `MIN_HEIGHT_COLUMNS` runs alone.
 
     Shape:
-        states: (K, W). Returns (K,).
+        heights: (W, M); states: (K, W). Returns (K,).
     """
-    m = cands.top.shape[1]
-    heights = cands.bottom - cands.top + 1.0
+    m = heights.shape[1]
     n_curves = states.shape[0]
     cols = np.arange(states.shape[1])
     typical = np.full(n_curves, np.nan)
@@ -61,7 +67,7 @@ def typical_heights(cands: Candidates, states: np.ndarray) -> np.ndarray:
     return typical
 
 
-def height_emission(cands: Candidates, typical: np.ndarray, weight: float) -> np.ndarray:
+def height_emission(heights: np.ndarray, typical: np.ndarray, weight: float) -> np.ndarray:
     """Extra cost of each curve of one alike group for each run: its height's misfit to the curve's typical height.
 
     The misfit |height - typical| is capped at `MISFIT_CAP` and taken relative to the group's
@@ -69,9 +75,9 @@ def height_emission(cands: Candidates, typical: np.ndarray, weight: float) -> np
     `MIN_HEIGHT_DIFFERENCE` gets no cost.
 
     Shape:
-        typical: (g,) px. Returns (g, W, M+1), 0 in the absent state.
+        heights: (W, M), the measure `typical` was taken in; typical: (g,) px. Returns (g, W, M+1), 0 in the
+        absent state.
     """
-    heights = cands.bottom - cands.top + 1.0
     n_cols, m = heights.shape
     cost = np.zeros((typical.shape[0], n_cols, m + 1))
     if typical.shape[0] < 2 or not np.isfinite(typical).all() or np.ptp(typical) < MIN_HEIGHT_DIFFERENCE:
@@ -82,18 +88,34 @@ def height_emission(cands: Candidates, typical: np.ndarray, weight: float) -> np
     return cost
 
 
-def height_emission_all(cands: Candidates, typical: np.ndarray, weight: float) -> np.ndarray:
+def height_emission_all(heights: np.ndarray, typical: np.ndarray, weight: float) -> np.ndarray:
     """`height_emission` over every curve of a track whose typical height is known; 0 for the others.
 
     A curve without a typical height (too few lone runs) is charged nothing and is not the measure
     the others' misfits are taken relative to.
 
     Shape:
-        typical: (K,) px, NaN where unknown. Returns (K, W, M+1).
+        heights: (W, M); typical: (K,) px, NaN where unknown. Returns (K, W, M+1).
     """
     known = np.flatnonzero(np.isfinite(typical))
-    heights = cands.bottom - cands.top + 1.0
     cost = np.zeros((typical.shape[0], heights.shape[0], heights.shape[1] + 1))
     if known.size >= 2:
-        cost[known] = height_emission(cands, typical[known], weight)
+        cost[known] = height_emission(heights, typical[known], weight)
     return cost
+
+
+def alike_measure(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The run measure a group drawn alike is told apart by, and each curve's typical value in it.
+
+    Stroke thickness where the curves' typical thicknesses differ by `MIN_HEIGHT_DIFFERENCE` or
+    more for every two of them (their pens tell them apart); else run height (pen and busyness).
+
+    Shape:
+        states: (g, W), the group's paths. Returns heights (W, M) and typical (g,) px, NaN where unknown.
+    """
+    thick = typical_heights(cands.thickness, states)
+    apart = np.abs(thick[:, None] - thick[None]) >= MIN_HEIGHT_DIFFERENCE  # NaN compares False
+    if apart[np.triu_indices(thick.shape[0], k=1)].all():
+        return cands.thickness, thick
+    return cands.height, typical_heights(cands.height, states)
+
