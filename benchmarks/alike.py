@@ -15,7 +15,8 @@ benchmarks/extract.py, 0.98 on the labelled class: no net, so what is measured i
 alone) eight ways:
 
 1. slopes only: `height_weight` 0, the slope rule at contacts;
-2. run heights for every group, not pens (the reading before 2026-12-07): `alike_measure` always answers run height;
+2. groups re-read by run heights, not pens (as before 2026-12-07; the track's re-read still counts both):
+   `alike_measure` always answers run height;
 3. pens or run heights, no contact rule: `crossed` answers "not crossed" at every contact;
 4. as shipped, without ghost runs: a joint search's absent state forgets where the curve was;
 5. as shipped, without rejoining: no pairing of the rows either side of a joint absence;
@@ -233,7 +234,7 @@ def main() -> None:
     shipped = settings.extract
     slopes_only = shipped.model_copy(update={"height_weight": 0.0})
     ways = [score_way(logs, slopes_only, None, "slopes only (height_weight 0)"),
-            score_way(logs, shipped, None, "run heights for every group, not pens (before 2026-12-07)", pens=False),
+            score_way(logs, shipped, None, "groups re-read by run heights, not pens", pens=False),
             score_way(logs, shipped, lambda *_: False, "pens or run heights, no contact rule"),
             score_way(logs, shipped, None, "as shipped, without ghost runs", ghosts=False),
             score_way(logs, shipped, None, "as shipped, without rejoining across absences", rejoin=False),

@@ -25,7 +25,7 @@ from veernet_pipeline.reading.paths import (
     viterbi,
     viterbi_single,
 )
-from veernet_pipeline.reading.run_heights import typical_heights
+from veernet_pipeline.reading.run_heights import height_emission_all, typical_heights
 from veernet_pipeline.reading.styles import curve_classes
 
 H, W = 96, 600
@@ -312,14 +312,16 @@ def test_two_curves_of_one_style_that_touch_and_part_keep_their_pens(test_settin
     truth = np.stack([centre(heavy, heavy_pen), centre(light, light_pen)])  # heavy first: its mean row is lower
     apart = np.abs(truth[0] - truth[1]) >= 8
 
-    def worst_error(height_weight: float) -> float:
-        params = test_settings.extract.model_copy(update={"height_weight": height_weight})
+    def worst_error(height_weight: float, height_weight_styles: float) -> float:
+        params = test_settings.extract.model_copy(update={"height_weight": height_weight,
+                                                          "height_weight_styles": height_weight_styles})
         rows, _ = trace_curves(probs, params, [(SOLID,), (SOLID,)])
         return float(np.nanmax(np.abs(rows[:, apart] - truth[:, apart])))
 
-    assert worst_error(test_settings.extract.height_weight) <= 1.0
+    assert worst_error(test_settings.extract.height_weight, 0.0) <= 1.0  # the group's own re-read alone
+    assert worst_error(0.0, test_settings.extract.height_weight_styles) <= 1.0  # the track's re-read alone
     # By slope only, the heavy curve's reading runs on down the light one's line after the contact.
-    assert worst_error(0.0) > 20
+    assert worst_error(0.0, 0.0) > 20
 
 
 @pytest.mark.parametrize("peak", [0.95, 1.0])
@@ -372,9 +374,39 @@ def test_run_heights_keep_two_styles_apart_where_the_net_names_them_ambiguously(
     # over the 101 columns, and pays 2 x (26 paper rows / 16) = 3.25 to get there and back: the two swap.
     rows, _ = trace_curves(probs, params.model_copy(update={"height_weight_styles": 0.0}), [(LONG_DASH,), (DASHED,)])
     np.testing.assert_allclose(rows[:, 200], [60.0, 31.5])
-    # With it: typical heights 4 and 1 px from the lone runs, so a run of the other's height costs 0.25 x 3 a column.
+    # With it: typical heights (and pens) 4 and 1 px from the lone runs, so a run of the other's height costs
+    # 0.25 x 3 a column, and as much again for its thickness.
     rows, _ = trace_curves(probs, params.model_copy(update={"height_weight_styles": 0.25}), [(LONG_DASH,), (DASHED,)])
     np.testing.assert_allclose(rows, np.stack([np.full(width, 31.5), np.full(width, 60.0)]))
+
+
+def test_pens_keep_two_styles_apart_where_swinging_makes_their_runs_alike(
+        test_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A light dashed-named curve swings steeply but in columns 250-350, where it runs flat while a heavy long-dash
+    # one swings; there the net names both lines 0.50 own against 0.45 the other's. By run height alone each line's
+    # runs there fit the other curve's typical height better (the light curve's flat 1-px runs are nearer the heavy
+    # pen's 4 px than its own swinging ones), and the two trade lines; their pens (1 and 4 px) do not.
+    quiet = (X >= 250) & (X < 350)
+    light = np.where(quiet, 70.0, 70 + 18 * np.sin(2 * np.pi * X / 16))
+    heavy = np.where(quiet, 20 + 10 * np.sin(2 * np.pi * X / 12), 20.0)
+    probs = blank(H, W)
+    paint(probs, light, DASHED, pen=1)
+    paint(probs, heavy, LONG_DASH, pen=4)
+    stretch = np.zeros((H, W), dtype=bool)
+    stretch[:, quiet] = probs[0, :, quiet].T < 0.5  # the ink of columns 250-350
+    for own, other in ((DASHED, LONG_DASH), (LONG_DASH, DASHED)):
+        mine = stretch & (probs[own] > 0.5)
+        probs[own][mine], probs[other][mine] = 0.50, 0.45
+    truth = np.stack([centre(heavy, 4), centre(light, 1)])
+
+    def worst_error() -> float:
+        rows, _ = trace_curves(probs, test_settings.extract, [(LONG_DASH,), (DASHED,)])
+        return float(np.max(np.abs(rows - truth)))  # NaN (a curve lost) fails the comparisons below
+
+    assert worst_error() <= 4  # a steep column reads one end of its run
+    monkeypatch.setattr(extract, "track_run_emission", lambda cands, states, weight: height_emission_all(
+        cands.height, typical_heights(cands.height, states), weight))
+    assert not worst_error() <= 4  # by run heights alone they trade lines in the stretch
 
 
 def test_a_curve_crossing_an_upright_bar_of_ink_reads_its_own_row(test_settings: Settings) -> None:

@@ -12,6 +12,7 @@ from veernet_pipeline.reading.run_heights import (
     alike_measure,
     height_emission,
     height_emission_all,
+    track_run_emission,
     typical_heights,
 )
 
@@ -95,3 +96,13 @@ def test_curves_drawn_alike_are_told_apart_by_their_pens_where_the_pens_differ()
     measure, _ = alike_measure(three, np.array([[0] * n, [1] * n, [2] * n]))
     assert np.array_equal(measure, three.height)
 
+
+def test_the_track_is_charged_for_runs_unlike_each_curve_s_in_height_and_in_pen() -> None:
+    n = 2 * MIN_HEIGHT_COLUMNS
+    # Run 0 is 9 tall and 2 thick (curve 0, light and busy), run 1 4 tall and 4 thick (curve 1, heavy and quiet).
+    cands = _cands([[9.0, 4.0]] * n, thickness=[[2.0, 4.0]] * n)
+    cost = track_run_emission(cands, np.array([[0] * n, [1] * n]), weight=0.5)
+    # By hand, run 0: heights misfit (0, 5 -> capped 4), pens (0, 2); run 1: heights (4, 0), pens (2, 0);
+    # each relative to the better curve, summed, times 0.5.
+    np.testing.assert_allclose(cost[:, 0, :2], [[0.0, 3.0], [3.0, 0.0]])
+    assert (cost[:, :, 2:] == 0).all()  # absence costs nothing

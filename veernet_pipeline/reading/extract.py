@@ -21,11 +21,11 @@ does. So do we (docs/reading.md):
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
    stay NaN: a value is never invented across a real gap.
 5. Identity. Every curve's runs have a typical height (a heavy pen or a busy curve leaves taller
-   ones), so the track is searched again with a cost for runs unlike each curve's own
-   (`height_weight_styles`): where the net's style names leave two lines ambiguous, the heights
-   decide. Curves of the same classes are interchangeable to every style cost, so a group of them
-   whose pens differ (typical stroke thickness), or else whose typical run heights differ, is
-   searched again with that cost among themselves (`reread_by_height`);
+   ones) and a typical stroke thickness (its pen), so the track is searched again with a cost for
+   runs unlike each curve's own in both (`height_weight_styles`): where the net's style names leave
+   two lines ambiguous, the runs decide. Curves of the same classes are interchangeable to every
+   style cost, so a group of them whose pens differ (typical stroke thickness), or else whose
+   typical run heights differ, is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
    other's line after it gets that line (`untangle`), and after a stretch where both are absent, the one whose
    rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first,
@@ -50,8 +50,7 @@ from veernet_pipeline.reading.rows import refine_rows
 from veernet_pipeline.reading.run_heights import (
     alike_measure,
     height_emission,
-    height_emission_all,
-    typical_heights,
+    track_run_emission,
 )
 from veernet_pipeline.reading.untangle import alike_pairs, untangle
 
@@ -115,7 +114,7 @@ def trace_curves(
     steps = functools.cache(lambda: joint_steps(cands, params, height, bool(wrap.any())))
     states = read_states(cands, classes, params, height, emission, steps, wrap)
     if params.height_weight_styles > 0 and len(classes) > 1:
-        extra = height_emission_all(cands.height, typical_heights(cands.height, states), params.height_weight_styles)
+        extra = track_run_emission(cands, states, params.height_weight_styles)
         if extra.any():
             emission = emission + extra
             states = read_states(cands, classes, params, height, emission, steps, wrap)

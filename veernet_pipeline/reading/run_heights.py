@@ -22,7 +22,9 @@ pens alike, busyness not.
 Curves of different styles leave runs of their own heights too, and where the net names a
 stretch of ink ambiguously (beside another curve, the style evidence splits) the height tells
 which line is whose. So the whole track is read again with the charge over all its curves
-(`height_emission_all`, weight `height_weight_styles`).
+(`height_emission_all`, weight `height_weight_styles`), once for run heights and once for stroke
+thickness (`track_run_emission`): the pens tell apart two curves a stretch of swinging makes look
+alike in height, the heights two curves of one pen whose busyness differs.
 """
 
 from __future__ import annotations
@@ -119,3 +121,17 @@ def alike_measure(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np
         return cands.thickness, thick
     return cands.height, typical_heights(cands.height, states)
 
+
+def track_run_emission(cands: Candidates, states: np.ndarray, weight: float) -> np.ndarray:
+    """Every curve's charge for runs unlike its own, in run height plus in stroke thickness (`height_emission_all`).
+
+    Args:
+        cands: the column candidates (`Candidates.height`, `Candidates.thickness`).
+        states: each curve's path from a first search of the track.
+        weight: cost per px of misfit in each measure.
+
+    Shape:
+        states: (K, W). Returns (K, W, M+1).
+    """
+    return sum(height_emission_all(measure, typical_heights(measure, states), weight)
+               for measure in (cands.height, cands.thickness))
