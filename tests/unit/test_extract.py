@@ -380,33 +380,42 @@ def test_run_heights_keep_two_styles_apart_where_the_net_names_them_ambiguously(
     np.testing.assert_allclose(rows, np.stack([np.full(width, 31.5), np.full(width, 60.0)]))
 
 
-def test_pens_keep_two_styles_apart_where_swinging_makes_their_runs_alike(
-        test_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A light dashed-named curve swings steeply but in columns 250-350, where it runs flat while a heavy long-dash
-    # one swings; there the net names both lines 0.50 own against 0.45 the other's. By run height alone each line's
-    # runs there fit the other curve's typical height better (the light curve's flat 1-px runs are nearer the heavy
-    # pen's 4 px than its own swinging ones), and the two trade lines; their pens (1 and 4 px) do not.
+def _swinging_apart(light_class: int, heavy_class: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A light (1-px) curve that swings steeply but in columns 250-350, where it runs flat, and a heavy (4-px)
+    one flat but there, where it swings. Returns the map, the truth (heavy first: its mean row is lower) and
+    the columns of the stretch."""
     quiet = (X >= 250) & (X < 350)
     light = np.where(quiet, 70.0, 70 + 18 * np.sin(2 * np.pi * X / 16))
     heavy = np.where(quiet, 20 + 10 * np.sin(2 * np.pi * X / 12), 20.0)
     probs = blank(H, W)
-    paint(probs, light, DASHED, pen=1)
-    paint(probs, heavy, LONG_DASH, pen=4)
+    paint(probs, light, light_class, pen=1)
+    paint(probs, heavy, heavy_class, pen=4)
+    return probs, np.stack([centre(heavy, 4), centre(light, 1)]), quiet
+
+
+def _worst_error(probs: np.ndarray, params: ExtractParams, classes: list[tuple[int, ...]], truth: np.ndarray) -> float:
+    """Largest distance of any read row from its truth; NaN (a curve lost) fails every comparison."""
+    rows, _ = trace_curves(probs, params, classes)
+    return float(np.max(np.abs(rows - truth)))
+
+
+def test_pens_keep_two_styles_apart_where_swinging_makes_their_runs_alike(
+        test_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The light curve named dashed, the heavy one long-dash; over the stretch the net names both lines 0.50 own
+    # against 0.45 the other's. By run height alone each line's runs there fit the other curve's typical height
+    # better (the light curve's flat 1-px runs are nearer the heavy pen's 4 px than its own swinging ones), and
+    # the two trade lines; their pens (1 and 4 px) do not.
+    probs, truth, quiet = _swinging_apart(DASHED, LONG_DASH)
     stretch = np.zeros((H, W), dtype=bool)
     stretch[:, quiet] = probs[0, :, quiet].T < 0.5  # the ink of columns 250-350
     for own, other in ((DASHED, LONG_DASH), (LONG_DASH, DASHED)):
         mine = stretch & (probs[own] > 0.5)
         probs[own][mine], probs[other][mine] = 0.50, 0.45
-    truth = np.stack([centre(heavy, 4), centre(light, 1)])
-
-    def worst_error() -> float:
-        rows, _ = trace_curves(probs, test_settings.extract, [(LONG_DASH,), (DASHED,)])
-        return float(np.max(np.abs(rows - truth)))  # NaN (a curve lost) fails the comparisons below
-
-    assert worst_error() <= 4  # a steep column reads one end of its run
+    classes = [(LONG_DASH,), (DASHED,)]
+    assert _worst_error(probs, test_settings.extract, classes, truth) <= 4  # a steep column reads one end of its run
     monkeypatch.setattr(extract, "track_run_emission", lambda cands, states, weight: height_emission_all(
         cands.height, typical_heights(cands.height, states), weight))
-    assert not worst_error() <= 4  # by run heights alone they trade lines in the stretch
+    assert not _worst_error(probs, test_settings.extract, classes, truth) <= 4  # by heights they trade lines
 
 
 def test_a_curve_crossing_an_upright_bar_of_ink_reads_its_own_row(test_settings: Settings) -> None:
@@ -430,24 +439,12 @@ def test_a_curve_crossing_an_upright_bar_of_ink_reads_its_own_row(test_settings:
 
 def test_two_curves_of_one_style_keep_their_pens_where_the_busy_one_runs_flat(
         test_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A light curve that swings steeply everywhere but columns 250-350, where it runs flat, and a heavy one that
-    # runs flat everywhere but there, where it swings: by run height each takes the other's typical runs in that
-    # stretch (the light one's 1-px runs fit the heavy pen's 4 px better than its own swinging ones) and the two
-    # trade lines; their strokes keep their pens' thickness throughout.
-    quiet = (X >= 250) & (X < 350)
-    light = np.where(quiet, 70.0, 70 + 18 * np.sin(2 * np.pi * X / 16))
-    heavy = np.where(quiet, 20 + 10 * np.sin(2 * np.pi * X / 12), 20.0)
-    probs = blank(H, W)
-    paint(probs, light, SOLID, pen=1)
-    paint(probs, heavy, SOLID, pen=4)
-    truth = np.stack([centre(heavy, 4), centre(light, 1)])  # heavy first: its mean row is lower
-
-    def worst_error() -> float:
-        rows, _ = trace_curves(probs, test_settings.extract, [(SOLID,), (SOLID,)])
-        return float(np.max(np.abs(rows - truth)))  # NaN (a curve lost) fails the comparisons below
-
-    # Off by at most 4 rows: a steep column reads one end of its run.
-    assert worst_error() <= 4
+    # Both solid: by run height each takes the other's typical runs in the stretch (the light one's 1-px runs fit
+    # the heavy pen's 4 px better than its own swinging ones) and the two trade lines; their strokes keep their
+    # pens' thickness throughout.
+    probs, truth, _ = _swinging_apart(SOLID, SOLID)
+    classes = [(SOLID,), (SOLID,)]
+    assert _worst_error(probs, test_settings.extract, classes, truth) <= 4  # a steep column reads one end of its run
     monkeypatch.setattr(extract, "alike_measure", lambda cands, states: (cands.height,
                                                                          typical_heights(cands.height, states)))
-    assert not worst_error() <= 4  # by run heights they trade lines in the stretch
+    assert not _worst_error(probs, test_settings.extract, classes, truth) <= 4  # re-read by heights: they trade
