@@ -152,7 +152,7 @@ def stroke_thickness(inside: np.ndarray, top: np.ndarray, bottom: np.ndarray) ->
     Shape:
         inside: (H, W) bool, curve ink; top, bottom: (W, M) rows, NaN where no run. Returns (W, M), NaN where no run.
     """
-    height, width = inside.shape
+    width = inside.shape[1]
     valid = np.isfinite(top)
     row = np.where(valid, (np.nan_to_num(top) + np.nan_to_num(bottom)) // 2, 0).astype(np.int64)
     col = np.broadcast_to(np.arange(width)[:, None], top.shape)

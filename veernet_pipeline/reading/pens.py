@@ -51,7 +51,7 @@ def pen_widths(cands: Candidates, rows: np.ndarray) -> np.ndarray:
     Shape:
         rows: (K, W). Returns (K,).
     """
-    heights = cands.bottom - cands.top + 1.0  # (W, M), NaN where a column has fewer runs
+    heights = cands.height  # (W, M), NaN where a column has fewer runs
     with np.errstate(invalid="ignore"):
         inside = (cands.top[None] - 0.5 <= rows[..., None]) & (rows[..., None] <= cands.bottom[None] + 0.5)
         flat = np.abs(np.gradient(rows, axis=1)) < FLAT_SLOPE  # NaN rows are never flat
