@@ -12,6 +12,7 @@ import numpy as np
 
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.reading.dashes import exchange_by_dashes
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.pens import read_thick_thin
 from veernet_pipeline.reading.spare_lines import read_on_spare_lines
@@ -52,4 +53,8 @@ def read_track(probs: np.ndarray, calibration: Calibration | None, params: Extra
         plan, rows, confidence = again
     # A curve named in a style the net did not see, read on a style that shows a line to spare.
     spare = read_on_spare_lines(probs, plan, confidence, params, rgb)
-    return TrackReading(plan, rows, confidence) if spare is None else TrackReading(*spare)
+    if spare is not None:
+        plan, rows, confidence = spare
+    # Lines the net named in each other's styles for the whole log, given back by their dashes.
+    exchanged = exchange_by_dashes(probs, plan, rows, confidence)
+    return TrackReading(plan, rows, confidence) if exchanged is None else TrackReading(*exchanged)
