@@ -64,7 +64,7 @@ from veernet_pipeline.reading import extract, untangle
 from veernet_pipeline.reading import ghosts as ghosts_module
 from veernet_pipeline.reading.candidates import Candidates
 from veernet_pipeline.reading.ghosts import GHOSTS, JointSteps, joint_steps
-from veernet_pipeline.reading.run_heights import typical_heights
+from veernet_pipeline.reading.run_heights import typical_measure
 from veernet_pipeline.reading.styles import as_style_probs, curve_classes
 
 WINDOW = untangle.UNTANGLE_COLUMNS  # columns each side of a contact the oracle compares, as the slope rule does
@@ -177,7 +177,7 @@ class Oracle:
 
 def heights_only(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`run_heights.alike_measure` that never looks at the pens: every group told apart by its run heights."""
-    return cands.height, typical_heights(cands.height, states)
+    return cands.height, typical_measure(cands.height, states)
 
 
 def score_way(logs: list[dict[str, Any]], params: ExtractParams, rule: Callable[..., bool] | None,

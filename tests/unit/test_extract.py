@@ -25,7 +25,7 @@ from veernet_pipeline.reading.paths import (
     viterbi,
     viterbi_single,
 )
-from veernet_pipeline.reading.run_heights import height_emission_all, typical_heights
+from veernet_pipeline.reading.run_heights import height_emission_all, typical_measure
 from veernet_pipeline.reading.styles import curve_classes
 
 H, W = 96, 600
@@ -414,7 +414,7 @@ def test_pens_keep_two_styles_apart_where_swinging_makes_their_runs_alike(
     classes = [(LONG_DASH,), (DASHED,)]
     assert _worst_error(probs, test_settings.extract, classes, truth) <= 4  # a steep column reads one end of its run
     monkeypatch.setattr(extract, "track_run_emission", lambda cands, states, weight: height_emission_all(
-        cands.height, typical_heights(cands.height, states), weight))
+        cands.height, typical_measure(cands.height, states), weight))
     assert not _worst_error(probs, test_settings.extract, classes, truth) <= 4  # by heights they trade lines
 
 
@@ -446,5 +446,5 @@ def test_two_curves_of_one_style_keep_their_pens_where_the_busy_one_runs_flat(
     classes = [(SOLID,), (SOLID,)]
     assert _worst_error(probs, test_settings.extract, classes, truth) <= 4  # a steep column reads one end of its run
     monkeypatch.setattr(extract, "alike_measure", lambda cands, states: (cands.height,
-                                                                         typical_heights(cands.height, states)))
+                                                                         typical_measure(cands.height, states)))
     assert not _worst_error(probs, test_settings.extract, classes, truth) <= 4  # re-read by heights: they trade

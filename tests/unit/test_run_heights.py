@@ -13,7 +13,7 @@ from veernet_pipeline.reading.run_heights import (
     height_emission,
     height_emission_all,
     track_run_emission,
-    typical_heights,
+    typical_measure,
 )
 
 SOLID = style_class("solid")
@@ -40,7 +40,7 @@ def test_a_curve_s_typical_height_counts_only_the_runs_it_holds_alone() -> None:
     states[1, : n // 2] = 1
     states[2] = 3  # absent (M = 3)
     states[2, :3] = 2
-    typical = typical_heights(cands.height, states)
+    typical = typical_measure(cands.height, states)
     assert typical[0] == 2.0 and typical[1] == 6.0 and np.isnan(typical[2])
 
 

@@ -7,7 +7,7 @@ leaves in a column still differ: a heavy pen leaves taller runs than a light one
 curve (a gamma ray swinging across the track) taller runs than a quiet one (a resistivity near
 its baseline), because a column's run spans the pen plus the stroke's travel in that column.
 
-So a first reading gives each curve its typical run height (`typical_heights`: a low quantile
+So a first reading gives each curve its typical run height (`typical_measure`: the median
 of the runs it holds alone), and the group is read again with each curve charged for sitting on
 a run unlike its own (`height_emission`). The charge is relative to the group's best-fitting
 curve: the curve whose runs a run resembles pays nothing for it.
@@ -43,27 +43,27 @@ MIN_HEIGHT_DIFFERENCE = 1.0
 MISFIT_CAP = 4.0
 
 
-def typical_heights(heights: np.ndarray, states: np.ndarray) -> np.ndarray:
-    """Each curve's typical run height: the `HEIGHT_QUANTILE` of the heights of the runs it holds alone.
+def typical_measure(measure: np.ndarray, states: np.ndarray) -> np.ndarray:
+    """Each curve's typical run height or thickness: the `HEIGHT_QUANTILE` of the runs it holds alone.
 
     Args:
-        heights: a measure of every run in px: `Candidates.height` or `Candidates.thickness`.
+        measure: a measure of every run in px: `Candidates.height` or `Candidates.thickness`.
         states: each curve's path (candidate index, M = absent), from a first search.
 
     Returns:
-        Height per curve in px; NaN for a curve holding fewer than `MIN_HEIGHT_COLUMNS` runs alone.
+        The measure per curve in px; NaN for a curve holding fewer than `MIN_HEIGHT_COLUMNS` runs alone.
 
     Shape:
-        heights: (W, M); states: (K, W). Returns (K,).
+        measure: (W, M); states: (K, W). Returns (K,).
     """
-    m = heights.shape[1]
+    m = measure.shape[1]
     n_curves = states.shape[0]
     cols = np.arange(states.shape[1])
     typical = np.full(n_curves, np.nan)
     for k in range(n_curves):
         others = np.delete(states, k, axis=0)
         alone = (states[k] < m) & ~np.any(others == states[k][None], axis=0)
-        held = heights[cols[alone], states[k, alone]]
+        held = measure[cols[alone], states[k, alone]]
         if held.size >= MIN_HEIGHT_COLUMNS:
             typical[k] = float(np.quantile(held, HEIGHT_QUANTILE))
     return typical
@@ -115,11 +115,11 @@ def alike_measure(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np
     Shape:
         states: (g, W), the group's paths. Returns heights (W, M) and typical (g,) px, NaN where unknown.
     """
-    thick = typical_heights(cands.thickness, states)
+    thick = typical_measure(cands.thickness, states)
     apart = np.abs(thick[:, None] - thick[None]) >= MIN_HEIGHT_DIFFERENCE  # NaN compares False
     if apart[np.triu_indices(thick.shape[0], k=1)].all():
         return cands.thickness, thick
-    return cands.height, typical_heights(cands.height, states)
+    return cands.height, typical_measure(cands.height, states)
 
 
 def track_run_emission(cands: Candidates, states: np.ndarray, weight: float) -> np.ndarray:
@@ -133,5 +133,5 @@ def track_run_emission(cands: Candidates, states: np.ndarray, weight: float) -> 
     Shape:
         states: (K, W). Returns (K, W, M+1).
     """
-    return sum(height_emission_all(measure, typical_heights(measure, states), weight)
+    return sum(height_emission_all(measure, typical_measure(measure, states), weight)
                for measure in (cands.height, cands.thickness))
