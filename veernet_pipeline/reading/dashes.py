@@ -79,7 +79,7 @@ def dash_lengths(pieces: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np
     through within `CLEAR_PX` of another, are left out: where lines touch or cross their ink joins.
 
     Shape:
-        pieces: (H, W) labels (`pieces_hit`); rows: (W,) NaN where absent; others: (K', W). Returns 1-D.
+        pieces: (H, W) labels of connected ink; rows: (W,) NaN where absent; others: (K', W). Returns 1-D.
     """
     hit = pieces_hit(pieces, rows)
     arc = np.sqrt(1.0 + np.gradient(np.nan_to_num(rows)) ** 2) if rows.size > 1 else np.ones(rows.size)
@@ -98,7 +98,7 @@ def typical_dash(dashes: np.ndarray) -> float | None:
 
 def misfit(dashes: list[float], styles: list[str]) -> float:
     """How badly lines fit the styles they are given: over pairs, the log ratio by which the line given dashed
-    has the longer dashes than the one given long-dash (0 where in order).
+    has longer dashes than the one given long-dash (0 where in order).
 
     Args:
         dashes: each line's typical dash (`typical_dash`).
@@ -144,10 +144,10 @@ def exchange_by_dashes(probs: np.ndarray, plan: ReadingPlan, rows: np.ndarray, c
     ink = 1.0 - probs[BACKGROUND] - probs[OTHER_INK]
     pieces, _ = ndimage.label(ink >= INK_PROBABILITY, structure=np.ones((3, 3), dtype=bool))
     typical = {k: typical_dash(dash_lengths(pieces, rows[k], np.delete(rows, k, axis=0))) for k in named}
-    curves = [k for k in named if typical[k] is not None]
-    if len(curves) < 2:
+    measured = {k: dash for k, dash in typical.items() if dash is not None}
+    if len(measured) < 2:
         return None
-    dashes = [typical[k] for k in curves]
+    curves, dashes = list(measured), list(measured.values())
     order = best_assignment(dashes, [plan.labels[k] for k in curves])
     if order == tuple(range(len(curves))):
         return None
