@@ -136,3 +136,22 @@ def test_a_dotted_line_whose_dots_join_into_long_pieces_keeps_its_line(test_sett
     reading = read_track(probs, _sidecar("dotted", "dashed"), test_settings.extract)
     assert _read_share(reading.rows[0], HIGH) > 0.9 and _read_share(reading.rows[1], LOW) > 0.9
     assert not any("length of their dashes" in note for note in reading.plan.notes)
+
+
+@pytest.mark.parametrize("long_dash_line", ["high", "low"])
+def test_a_long_dash_curve_read_on_a_spare_dashed_line_gets_the_line_of_longer_dashes(test_settings: Settings,
+                                                                                      long_dash_line: str) -> None:
+    # The net calls every dash dashed, so RDEP (long-dash) is read on the spare dashed line, drawn alike with RMED
+    # (reading.spare_lines), which lists the top line first; the dashes then give each curve its own line.
+    width = 1500
+    x = np.arange(width)
+    high, low = 30 + 0.02 * x, 90 - 0.02 * x
+    long_dash, short_dash = (high, low) if long_dash_line == "high" else (low, high)
+    probs = blank(H, width)
+    paint(probs, short_dash, DASHED, dashes(width, 10, 3))  # RMED's line
+    paint(probs, long_dash, DASHED, dashes(width, 30, 3))  # RDEP's line, in the class the net gives it
+    reading = read_track(probs, _sidecar("dashed", "long_dash"), test_settings.extract)
+    assert _read_share(reading.rows[0], short_dash) > 0.9 and _read_share(reading.rows[1], long_dash) > 0.9
+    exchanged = any("length of their dashes" in note for note in reading.plan.notes)
+    # Listed top first, RMED took the top line: the dashes moved the lines exactly when that was RDEP's.
+    assert exchanged == (long_dash_line == "high")

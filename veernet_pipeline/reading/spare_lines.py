@@ -14,7 +14,8 @@ named in a broken style found almost none of its style's ink (its confidence ave
 least `min_support` of the columns (`styles.style_lines`), both broken styles: the
 missing curve is read on that style's ink, the one with the best-supported spare line. It is then drawn
 alike with the curves named in that style (`extract.trace_curves`: read jointly, listed top first),
-since nothing on the map tells their lines apart, and the LAS header says so. (Giving each curve named
+since the net's names do not tell their lines apart (where one is named dashed and the other long-dash, their
+dashes may: `reading.dashes` runs after), and the LAS header says so. (Giving each curve named
 in that style the line it read first, on its own evidence, was measured too: no different on the val
 logs, and that first reading is often the moved curve's line; docs/accuracy.md.) Solid is left out both ways:
 what the net confuses by dash length are the broken styles, and the one solid curve moved on the val logs,
