@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
+from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.extract import trace_curves
 
@@ -58,6 +59,18 @@ def dashes(width: int, ink: int, gap: int, phase: int = 0) -> np.ndarray:
 def centre(rows: np.ndarray, pen: int = 2) -> np.ndarray:
     """Where a `pen`-row trace drawn from `rows` has its centre on flat stretches (pixel-index rows)."""
     return np.floor(np.asarray(rows, dtype=np.float64) + 0.5) + (pen - 1) / 2
+
+
+def read_share(rows: np.ndarray, line: np.ndarray) -> float:
+    """Share of columns where a read curve sits within 1.5 rows of a painted line's centre."""
+    return float(np.mean(np.abs(rows - centre(line)) <= 1.5))
+
+
+def sidecar(*styles: str) -> Calibration:
+    """A sidecar naming RMED, RDEP and GR (as many as `styles`) in those styles, on a 0-100 linear scale."""
+    curves = [{"mnemonic": name, "top_value": 0, "bottom_value": 100, "style": style}
+              for name, style in zip(("RMED", "RDEP", "GR"), styles, strict=False)]
+    return Calibration.from_dict({"depth": {"top": 0.0, "bottom": 10.0, "unit": "M"}, "curves": curves})
 
 
 def worst_read_error(probs: np.ndarray, params: ExtractParams, classes: list[tuple[int, ...]],

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from tests.maps import blank, centre, dashes, paint
+from tests.maps import blank, dashes, paint, read_share, sidecar
 from veernet_pipeline.config import Settings
-from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading import dashes as dash_module
 from veernet_pipeline.reading.dashes import best_assignment, dash_lengths, misfit, typical_dash
@@ -23,19 +22,8 @@ DASHED, LONG_DASH = style_class("dashed"), style_class("long_dash")
 HIGH, LOW = 30 + 0.05 * X, 90 - 0.05 * X  # two lines that never meet
 
 
-def _sidecar(*styles: str) -> Calibration:
-    curves = [{"mnemonic": name, "top_value": 0, "bottom_value": 100, "style": style}
-              for name, style in zip(("RMED", "RDEP", "GR"), styles, strict=False)]
-    return Calibration.from_dict({"depth": {"top": 0.0, "bottom": 10.0, "unit": "M"}, "curves": curves})
-
-
 def _pieces(ink: np.ndarray) -> np.ndarray:
     return ndimage.label(ink, structure=np.ones((3, 3), dtype=bool))[0]
-
-
-def _read_share(rows: np.ndarray, line: np.ndarray) -> float:
-    """Share of columns where a read curve sits within 1.5 rows of a painted line's centre."""
-    return float(np.mean(np.abs(rows - centre(line)) <= 1.5))
 
 
 def test_a_flat_line_of_6_px_dashes_and_3_px_gaps_measures_ten_dashes_of_6() -> None:
@@ -97,8 +85,8 @@ def _swapped_names() -> np.ndarray:
 
 
 def test_lines_named_the_other_way_round_are_given_back(test_settings: Settings) -> None:
-    reading = read_track(_swapped_names(), _sidecar("dashed", "long_dash"), test_settings.extract)
-    assert _read_share(reading.rows[0], HIGH) > 0.95 and _read_share(reading.rows[1], LOW) > 0.95
+    reading = read_track(_swapped_names(), sidecar("dashed", "long_dash"), test_settings.extract)
+    assert read_share(reading.rows[0], HIGH) > 0.95 and read_share(reading.rows[1], LOW) > 0.95
     note = reading.plan.notes[-1]
     moved = re.findall(r"(\w+) \((\w+)\) took the line read as (\w+) \(\w+; median dash ([\d.]+) px against ([\d.]+)\)",
                        note)
@@ -111,8 +99,8 @@ def test_lines_named_the_other_way_round_are_given_back(test_settings: Settings)
 def test_without_the_check_each_curve_reads_the_other_line(test_settings: Settings,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("veernet_pipeline.reading.track.exchange_by_dashes", lambda *args: None)
-    reading = read_track(_swapped_names(), _sidecar("dashed", "long_dash"), test_settings.extract)
-    assert _read_share(reading.rows[0], LOW) > 0.95 and _read_share(reading.rows[1], HIGH) > 0.95
+    reading = read_track(_swapped_names(), sidecar("dashed", "long_dash"), test_settings.extract)
+    assert read_share(reading.rows[0], LOW) > 0.95 and read_share(reading.rows[1], HIGH) > 0.95
 
 
 @pytest.mark.parametrize("styles", [("dashed", "long_dash"), ("dashed", "dashed"), ("dashed", "dash_dot"),
@@ -123,9 +111,9 @@ def test_lines_whose_dashes_fit_or_that_it_does_not_compare_keep_their_curves(te
     probs = blank(H, W)
     paint(probs, HIGH, style_class(styles[0]), dashes(W, 8, 4))
     paint(probs, LOW, style_class(styles[1]), dashes(W, 24, 5))
-    reading = read_track(probs, _sidecar(*styles), test_settings.extract)
+    reading = read_track(probs, sidecar(*styles), test_settings.extract)
     assert not any("length of their dashes" in note for note in reading.plan.notes)
-    assert _read_share(reading.rows[0], HIGH) > 0.9 and _read_share(reading.rows[1], LOW) > 0.9
+    assert read_share(reading.rows[0], HIGH) > 0.9 and read_share(reading.rows[1], LOW) > 0.9
 
 
 def test_a_dotted_line_whose_dots_join_into_long_pieces_keeps_its_line(test_settings: Settings) -> None:
@@ -133,8 +121,8 @@ def test_a_dotted_line_whose_dots_join_into_long_pieces_keeps_its_line(test_sett
     probs = blank(H, W)
     paint(probs, HIGH, style_class("dotted"), dashes(W, 24, 5))
     paint(probs, LOW, DASHED, dashes(W, 8, 4))
-    reading = read_track(probs, _sidecar("dotted", "dashed"), test_settings.extract)
-    assert _read_share(reading.rows[0], HIGH) > 0.9 and _read_share(reading.rows[1], LOW) > 0.9
+    reading = read_track(probs, sidecar("dotted", "dashed"), test_settings.extract)
+    assert read_share(reading.rows[0], HIGH) > 0.9 and read_share(reading.rows[1], LOW) > 0.9
     assert not any("length of their dashes" in note for note in reading.plan.notes)
 
 
@@ -150,8 +138,8 @@ def test_a_long_dash_curve_read_on_a_spare_dashed_line_gets_the_line_of_longer_d
     probs = blank(H, width)
     paint(probs, short_dash, DASHED, dashes(width, 10, 3))  # RMED's line
     paint(probs, long_dash, DASHED, dashes(width, 30, 3))  # RDEP's line, in the class the net gives it
-    reading = read_track(probs, _sidecar("dashed", "long_dash"), test_settings.extract)
-    assert _read_share(reading.rows[0], short_dash) > 0.9 and _read_share(reading.rows[1], long_dash) > 0.9
+    reading = read_track(probs, sidecar("dashed", "long_dash"), test_settings.extract)
+    assert read_share(reading.rows[0], short_dash) > 0.9 and read_share(reading.rows[1], long_dash) > 0.9
     exchanged = any("length of their dashes" in note for note in reading.plan.notes)
     # Listed top first, RMED took the top line: the dashes moved the lines exactly when that was RDEP's.
     assert exchanged == (long_dash_line == "high")

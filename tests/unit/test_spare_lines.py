@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.maps import blank, centre, dashes, paint
+from tests.maps import blank, dashes, paint, read_share, sidecar
 from veernet_pipeline.config import Settings
-from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading.track import read_track
 
@@ -18,17 +17,6 @@ SOLID, DASHED, DOTTED, DASH_DOT, LONG_DASH = (style_class(s) for s in ("solid", 
 HIGH, LOW = 30 + 0.05 * X, 90 - 0.05 * X  # two lines that never meet
 
 
-def _sidecar(*styles: str) -> Calibration:
-    curves = [{"mnemonic": name, "top_value": 0, "bottom_value": 100, "style": style}
-              for name, style in zip(("RMED", "RDEP", "GR"), styles, strict=False)]
-    return Calibration.from_dict({"depth": {"top": 0.0, "bottom": 10.0, "unit": "M"}, "curves": curves})
-
-
-def _read_share(rows: np.ndarray, line: np.ndarray) -> float:
-    """Share of columns where a read curve sits within 1.5 rows of a painted line's centre."""
-    return float(np.mean(np.abs(rows - centre(line)) <= 1.5))
-
-
 @pytest.mark.parametrize("dashed_line", ["high", "low"])
 def test_a_long_dash_the_net_calls_dashed_is_read_on_the_spare_dashed_line(test_settings: Settings,
                                                                            dashed_line: str) -> None:
@@ -37,10 +25,10 @@ def test_a_long_dash_the_net_calls_dashed_is_read_on_the_spare_dashed_line(test_
     probs = blank(H, W)
     paint(probs, rmed, DASHED, dashes(W, 18, 3))  # RMED, named dashed, seen dashed
     paint(probs, rdep, DASHED, dashes(W, 40, 3))  # RDEP, named long-dash, but the net calls every dash dashed
-    reading = read_track(probs, _sidecar("dashed", "long_dash"), test_settings.extract)
+    reading = read_track(probs, sidecar("dashed", "long_dash"), test_settings.extract)
     # Both lines are read (RDEP's would otherwise have no ink at all), drawn alike: the higher line is the first
     # curve's, whoever's it is (nothing on the map tells them apart; the note says so).
-    assert _read_share(reading.rows[0], HIGH) > 0.9 and _read_share(reading.rows[1], LOW) > 0.9
+    assert read_share(reading.rows[0], HIGH) > 0.9 and read_share(reading.rows[1], LOW) > 0.9
     note = reading.plan.notes[-1]
     assert note.startswith("RDEP (long_dash) found almost no ink of its style (mean confidence 0.00)")
     assert "a dashed line more than the sidecar names in" in note and "drawn alike with RMED (the higher line" in note
@@ -52,10 +40,10 @@ def test_a_style_no_curve_is_named_in_lends_its_line(test_settings: Settings) ->
     probs = blank(H, W)
     paint(probs, HIGH, SOLID)
     paint(probs, LOW, DOTTED, dashes(W, 2, 4))  # named dash-dot, seen dotted; no curve is named dotted
-    reading = read_track(probs, _sidecar("solid", "dash_dot"), test_settings.extract)
-    assert _read_share(reading.rows[0], HIGH) > 0.95
+    reading = read_track(probs, sidecar("solid", "dash_dot"), test_settings.extract)
+    assert read_share(reading.rows[0], HIGH) > 0.95
     inked = dashes(W, 2, 4)
-    assert _read_share(reading.rows[1][inked], LOW[inked]) > 0.9
+    assert read_share(reading.rows[1][inked], LOW[inked]) > 0.9
     # Dots in 2 of every 6 columns: 83 whole periods and 2 columns more, 168 of 500 columns, 34 %.
     assert "a dotted line more than the sidecar names in 34%" in reading.plan.notes[-1]
     assert "drawn alike" not in reading.plan.notes[-1]
@@ -65,19 +53,19 @@ def test_curves_seen_in_their_styles_or_with_no_line_to_spare_are_read_as_before
     seen = blank(H, W)
     paint(seen, HIGH, DASHED, dashes(W, 18, 10))
     paint(seen, LOW, LONG_DASH, dashes(W, 40, 8))
-    reading = read_track(seen, _sidecar("dashed", "long_dash"), test_settings.extract)
-    assert reading.plan.notes == [] and _read_share(reading.rows[1], LOW) > 0.8
+    reading = read_track(seen, sidecar("dashed", "long_dash"), test_settings.extract)
+    assert reading.plan.notes == [] and read_share(reading.rows[1], LOW) > 0.8
     # RDEP missing and the map's one dashed line is RMED's: nothing to read RDEP on, so it stays missing.
     alone = blank(H, W)
     paint(alone, HIGH, DASHED, dashes(W, 18, 10))
-    reading = read_track(alone, _sidecar("dashed", "long_dash"), test_settings.extract)
-    assert reading.plan.notes == [] and _read_share(reading.rows[0], HIGH) > 0.9
-    assert _read_share(reading.rows[1], LOW) == 0.0
+    reading = read_track(alone, sidecar("dashed", "long_dash"), test_settings.extract)
+    assert reading.plan.notes == [] and read_share(reading.rows[0], HIGH) > 0.9
+    assert read_share(reading.rows[1], LOW) == 0.0
     # A third curve missing too (GR, dash-dot) takes no line that another moved curve already took.
     two = blank(H, W)
     paint(two, HIGH, DASHED, dashes(W, 18, 10))
     paint(two, LOW, DASHED, dashes(W, 40, 8))
-    reading = read_track(two, _sidecar("dashed", "long_dash", "dash_dot"), test_settings.extract)
+    reading = read_track(two, sidecar("dashed", "long_dash", "dash_dot"), test_settings.extract)
     assert len(reading.plan.notes) == 1 and reading.plan.notes[0].startswith("RDEP")
     assert DASH_DOT in reading.plan.classes[2]
 
@@ -92,7 +80,7 @@ def test_a_curve_that_found_some_of_its_style_is_not_moved(test_settings: Settin
         paint(probs, HIGH, DASHED, dashes(W, 18, 3))
         paint(probs, LOW, LONG_DASH, np.nonzero(own)[0])
         paint(probs, LOW, DASHED, np.nonzero(~own & dash)[0])
-        reading = read_track(probs, _sidecar("dashed", "long_dash"), test_settings.extract)
+        reading = read_track(probs, sidecar("dashed", "long_dash"), test_settings.extract)
         assert bool(reading.plan.notes) == moved
         if moved:
             assert "(mean confidence 0.05)" in reading.plan.notes[-1]
