@@ -86,7 +86,7 @@ def dash_lengths(pieces: np.ndarray, rows: np.ndarray, others: np.ndarray) -> np
     shared = [0]
     for other in others:
         shared += [*np.unique(pieces_hit(pieces, other)), *np.unique(hit[np.abs(other - rows) < CLEAR_PX])]
-    lengths = np.bincount(hit, weights=arc, minlength=int(pieces.max()) + 1)
+    lengths = np.bincount(hit, weights=arc)  # indexed by every label the line passes through
     own = np.setdiff1d(np.unique(hit), shared)
     return lengths[own]
 
