@@ -125,6 +125,25 @@ def test_own_line_says_whether_a_curve_drawn_alike_was_written_with_its_own_line
     assert [s["own_line"] for s in scores] == [1.0, 1.0, 1.0]
 
 
+def test_score_curves_scores_a_backup_scale_round_its_edge() -> None:
+    """A curve rising 0.02 a column runs off the bottom edge (1.0) after column 4 and is drawn on from the top: 0.91
+    ... 0.99, 0.01 ... 0.09. Its reading lags the wrap by a column: 0.995 in column 5 (truth 0.01). Column 5's band
+    is 0.01-0.02 (halfway to 0.03; the neighbour across the edge adds nothing). By hand: round the edge the row is
+    -0.005, 0.015 from the band: MAE 0.015 / 10, no column misread (> 0.02); straight across, 0.975 from it: MAE
+    0.0975, one column in ten misread. A curve without a backup scale is scored straight across."""
+    truth = np.array([[0.91, 0.93, 0.95, 0.97, 0.99, 0.01, 0.03, 0.05, 0.07, 0.09]])
+    read = truth.copy()
+    read[0, 5] = 0.995
+    classes = [(style_class("solid"),)]
+    (round_edge,), _, _ = score_curves(read * 100 - 0.5, truth, classes, 100, [True])
+    assert round_edge["mae"] == pytest.approx(0.0015)
+    assert round_edge["misread_share"] == 0.0
+    (straight,), _, _ = score_curves(read * 100 - 0.5, truth, classes, 100, [False])
+    assert straight["mae"] == pytest.approx(0.0975)
+    assert straight["misread_share"] == pytest.approx(0.1)
+    assert round_edge["r2_flat"] == straight["r2"] == straight["r2_flat"] < round_edge["r2"]
+
+
 def test_truth_tracks_interpolates_at_column_depths(tmp_path: Path) -> None:
     depth = np.arange(1000.0, 1050.0, 0.5)  # ends before the image's right edge (1060)
     gr = 150.0 - depth % 100          # linear in depth, 50..150 GAPI

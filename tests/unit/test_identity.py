@@ -7,13 +7,21 @@ import math
 import numpy as np
 import pytest
 
-from veernet_pipeline.evaluation.identity import band_distance, best_assignment, swap_share
+from veernet_pipeline.evaluation.identity import band_distance, best_assignment, nearest_turn, swap_share
 from veernet_pipeline.reading.alike_order import alike_groups
 
 
 def test_band_distance_is_zero_inside_and_nan_where_missing() -> None:
     d = band_distance(np.array([0.5, 0.1, 0.9, np.nan]), np.array([0.4, 0.2, 0.3, 0.1]), np.array([0.6, 0.3, 0.7, 0.2]))
     np.testing.assert_allclose(d, [0.0, 0.1, 0.2, np.nan])
+
+
+def test_nearest_turn_meets_a_truth_across_the_edge() -> None:
+    # Read 0.01 (top) against a truth drawn at 0.99 (bottom): one turn up, 1.01, is 0.02 from it. Read 0.97 against
+    # 0.02: one turn down, -0.03, is 0.05 from it. A row nearer unturned stays, and so does a missing one.
+    turned = nearest_turn(np.array([0.01, 0.97, 0.5, np.nan]), np.array([0.99, 0.02, 0.4, 0.3]),
+                          np.array([0.99, 0.02, 0.45, 0.3]))
+    np.testing.assert_allclose(turned, [1.01, -0.03, 0.5, np.nan])
 
 
 def test_swap_share_over_three_curves() -> None:
@@ -51,6 +59,18 @@ def test_swap_share_counts_a_row_inside_the_band_as_exact() -> None:
     assert share == 1.0
     share, _ = swap_share(np.array([[0.3], [0.5]]), lo, hi)  # both exact as labelled
     assert share == 0.0
+
+
+def test_swap_share_takes_a_backup_scale_the_short_way_round() -> None:
+    # Curve A (backup scale) has wrapped to 0.99 and is read at the top edge, 0.01; B lies at 0.97 and is read at
+    # 0.985. Straight across the track: as labelled 0.98 + 0.015 = 0.995, crossed 0.96 + 0.005 = 0.965 -> swapped.
+    # Round A's edge: as labelled 0.02 + 0.015 = 0.035, crossed 0.96 (B has no backup scale) + 0.005 -> not swapped.
+    truth = np.array([[0.99, 0.99, 0.99], [0.97, 0.97, 0.97]])
+    pred = np.array([[0.01, 0.01, 0.01], [0.985, 0.985, 0.985]])
+    assert swap_share(pred, truth, truth)[0] == 1.0
+    share, per_curve = swap_share(pred, truth, truth, np.array([True, False]))
+    assert share == 0.0
+    np.testing.assert_allclose(per_curve, [0.0, 0.0])
 
 
 def test_best_assignment_permutes_only_curves_drawn_alike() -> None:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import EvaluateParams, ExtractParams
-from veernet_pipeline.evaluation.identity import best_assignment, swap_share
+from veernet_pipeline.evaluation.identity import best_assignment, nearest_turn, swap_share
 from veernet_pipeline.evaluation.interval import r2_intervals
 from veernet_pipeline.evaluation.metrics import MaskScores, curve_metrics
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS, overlay_png, write_per_log_csv
@@ -142,7 +142,10 @@ def evaluate_log(
         truth = truth[nearest, np.arange(width)][None]
         labels = ["any"]
     n = min(rows.shape[0], truth.shape[0])
-    curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.kinds[:n], height)
+    # A curve with a backup scale is scored the short way round its track; one line against the nearest of several
+    # true curves is not any one curve's.
+    cyclic = None if labels == ["any"] else [c.backup_wraps > 0 for c in calibration.curves[:n]]
+    curve_scores, swaps, order = score_curves(rows[:n], truth[:n], plan.kinds[:n], height, cyclic)
     # The scan's figures as digitize writes them into the index: every curve read, NULL where its row is.
     figures = confidence_figures(rows, confidence, low_confidence)
     drawn_alike = {k: len(group) for group in alike_groups(plan.kinds[:n]) for k in group}
@@ -177,31 +180,38 @@ def _features(row: Any) -> str:
     return features if isinstance(features, str) else ""
 
 
-def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence[Hashable]], height: int
-                 ) -> tuple[list[dict[str, float]], float, np.ndarray]:
+def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence[Hashable]], height: int,
+                 cyclic: Sequence[bool] | None = None) -> tuple[list[dict[str, float]], float, np.ndarray]:
     """Score curves read off one log against its truth, as the evaluate stage and the benchmarks do.
 
     Curves drawn alike (identical `classes`) are first given the assignment to true curves that
     fits them best (`identity.best_assignment`); then each curve is scored against the band its
     truth sweeps (`curve_metrics`), and the log's identity swaps are counted (`identity.swap_share`).
+    A curve with a backup scale (`cyclic`) is scored the short way round its track, whose edges meet
+    (`identity.nearest_turn`): a row read at the top edge where the curve has just wrapped to the
+    bottom one is off by the gap between them, not by the track. `r2_flat` keeps its R^2 taken the
+    long way (the figure before 2026-12-07, and what a benchmark that passes no `cyclic` scores).
 
     Returns:
-        Per true curve its `curve_metrics` plus `curve_swap_share` and `own_line` (1.0 when the curve is scored
-        against the line read for it, 0.0 when its group's best assignment gave it another); the log's swap share; the
-        order in which the read curves were scored (true curve k against read curve order[k]).
+        Per true curve its `curve_metrics` plus `r2_flat`, `curve_swap_share` and `own_line` (1.0 when the curve is
+        scored against the line read for it, 0.0 when its group's best assignment gave it another); the log's swap
+        share; the order in which the read curves were scored (true curve k against read curve order[k]).
 
     Shape:
-        rows: (K, W) pixel rows; truth: (K, W) track units.
+        rows: (K, W) pixel rows; truth: (K, W) track units; cyclic: (K,) per true curve, None = none has a backup scale.
     """
     pred = (rows + 0.5) / height
     lo, hi = truth_band(truth)
-    order = best_assignment(pred, lo, hi, alike_groups(classes))
+    wraps = np.zeros(pred.shape[0], dtype=bool) if cyclic is None else np.asarray(cyclic, dtype=bool)
+    order = best_assignment(pred, lo, hi, alike_groups(classes), wraps)
     pred = pred[order]
-    swaps, per_curve = swap_share(pred, lo, hi)
+    swaps, per_curve = swap_share(pred, lo, hi, wraps)
+    seen = np.where(wraps[:, None], nearest_turn(pred, lo, hi), pred)
     # own_line: 1 where the line written under curve k is the one scored against it, 0 where the best assignment took
     # another of its group's lines (the LAS carries that curve under the wrong mnemonic for the whole log).
-    scores = [{**curve_metrics(pred[k], truth[k], (lo[k], hi[k])), "curve_swap_share": float(per_curve[k]),
-               "own_line": float(order[k] == k)} for k in range(pred.shape[0])]
+    scores = [{**curve_metrics(seen[k], truth[k], (lo[k], hi[k])),
+               "r2_flat": curve_metrics(pred[k], truth[k], (lo[k], hi[k]))["r2"],
+               "curve_swap_share": float(per_curve[k]), "own_line": float(order[k] == k)} for k in range(pred.shape[0])]
     return scores, swaps, order
 
 

@@ -17,8 +17,8 @@ from veernet_pipeline.reading.picture import Series, curve_name, render_curves_p
 # drawn_alike: how many of the track's curves share this one's style and pen (1 = its own); conf_median,
 # conf_p10, null_share, low_conf_share: the log's, as the review queue ranks a digitised scan (`reading.confidence`).
 PER_LOG_COLUMNS = (
-    "id", "well", "curve", "mnemonic", "unit", "style", "width", "height", "n_curves", "drawn_alike", "r2", "mae",
-    "mse", "coverage", "n", "pearson_abs", "misread_share", "swap_share", "curve_swap_share", "own_line",
+    "id", "well", "curve", "mnemonic", "unit", "style", "width", "height", "n_curves", "drawn_alike", "r2", "r2_flat",
+    "mae", "mse", "coverage", "n", "pearson_abs", "misread_share", "swap_share", "curve_swap_share", "own_line",
     "mae_physical", "mean_confidence", "conf_median", "conf_p10", "null_share", "low_conf_share", "scale",
     "wrapped_share", "features",
 )

@@ -29,8 +29,8 @@ from veernet_pipeline.evaluation.metrics import MaskScores
 from veernet_pipeline.evaluation.report import PER_LOG_COLUMNS
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 
-CURVE_METRICS = ("r2", "mae", "mse", "coverage", "pearson_abs", "misread_share", "swap_share", "curve_swap_share",
-                 "own_line", "mae_physical")
+CURVE_METRICS = ("r2", "r2_flat", "mae", "mse", "coverage", "pearson_abs", "misread_share", "swap_share",
+                 "curve_swap_share", "own_line", "mae_physical")
 TALL_PX = 640
 GATE_FIGURE = "lowest per-style median R^2"
 # metrics.json section -> how records are grouped for it.
