@@ -19,7 +19,8 @@ does. So do we (docs/reading.md):
    lettering): the curve reads the straight line between its rows either side.
 4. Gaps. Absences up to `max_gap` columns are bridged linearly (confidence 0 there), unless the
    curve re-appears more than half the track away (a wrap onto a backup scale). Longer absences
-   stay NaN: a value is never invented across a real gap.
+   stay NaN: a value is never invented across a real gap. A broken curve's visit to another
+   curve's line between two of its own absences is dropped first, and bridged over (`reading.visits`).
 5. Identity. Every curve's runs have a typical height (a heavy pen or a busy curve leaves taller
    ones) and a typical stroke thickness (its pen), so the track is searched again with a cost for
    runs unlike each curve's own in both (`height_weight_styles`): where the net's style names leave
@@ -40,7 +41,7 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, style_class
 from veernet_pipeline.reading.alike_order import alike_order
 from veernet_pipeline.reading.candidates import Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
@@ -53,6 +54,7 @@ from veernet_pipeline.reading.run_heights import (
     track_run_emission,
 )
 from veernet_pipeline.reading.untangle import alike_pairs, untangle
+from veernet_pipeline.reading.visits import gap_visits
 
 
 def default_classes(n_channels: int) -> list[tuple[int, ...]]:
@@ -126,7 +128,12 @@ def trace_curves(
         confidence[k, cols] = (cands.share[k, cols, states[k, cols]] * cands.peak[cols, states[k, cols]]
                                / holders[k, cols])
         out_rows[k] = refine_rows(cands, k, states[k], height if wrap[k] else None)
+    broken = {style_class(style) for style in BROKEN_STYLES} if probs.shape[0] == NUM_CLASSES else set()
     for k in range(len(classes)):
+        # A broken curve alone in its kind does not visit another curve's line inside its own gaps (`reading.visits`).
+        if set(classes[k]) <= broken and kinds.count(kinds[k]) == 1:
+            visits = gap_visits(out_rows[k], states[k], holders[k], m, params.max_gap, height if wrap[k] else None)
+            out_rows[k, visits], confidence[k, visits] = np.nan, 0.0
         out_rows[k] = _bridge(out_rows[k], params.max_gap, height / 2)
     # Across joint absences first, then at contacts: each swaps whole tails, so neither undoes the other.
     pairs = alike_pairs(kinds, typical)
