@@ -1,7 +1,9 @@
 """Candidate positions of the curves in every column: the heaviest runs of curve ink, with their extent.
 
 A run is a vertical stretch of rows in one column where curve ink is likely: the summed
-probability of every class some requested curve may be drawn in reaches `min_confidence`.
+probability of every class some requested curve may be drawn in reaches `min_confidence`, or a gap
+of at most `LADDER_GAP_PX` rows between two stretches of one broken style's ink (a dashed steep
+stroke's dash gaps, which would cut it into a ladder of runs too far apart to step between).
 `other_ink` (text, flags, hatching) is never curve ink, so it neither forms runs nor takes
 candidate slots. Each run keeps what the path search and the row read need:
 
@@ -26,13 +28,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import ndimage
 
+from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, style_class
 from veernet_pipeline.reading.colour import pen_membership
 
 EPS = 1e-6
 # Horizontal ink counted each side of a run's middle pixel (px): more than any pen, so where it runs on, the stroke
 # is flat there and its height is its thickness.
 MAX_THICKNESS = 32
+# Gaps in one broken style's ink up to this many rows within a column are curve ink too (`find_candidates`).
+LADDER_GAP_PX = 4
+BROKEN_CLASSES = frozenset(style_class(style) for style in BROKEN_STYLES)
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,13 @@ def find_candidates(
         raise ValueError(f"curve classes {list(classes)} name channels outside 1..{n_channels - 1}")
     ink = np.sum([probs[c] for c in union], axis=0, dtype=np.float64) if union else np.zeros((height, width))
     inside = ink >= min_confidence
+    if n_channels == NUM_CLASSES:
+        # Along a steep stroke a broken style's dash gaps cut its column into a ladder of short runs whose rows the
+        # path cannot climb a column at a time; each broken class's own gaps of up to LADDER_GAP_PX rows are
+        # closed, so the stroke is one run. Per class: two lines of different styles passing close stay apart.
+        rungs = np.ones((LADDER_GAP_PX + 1, 1), dtype=bool)
+        for c in BROKEN_CLASSES.intersection(union):
+            inside |= ndimage.binary_closing(probs[c] >= min_confidence, structure=rungs)
     starts = inside & ~np.vstack([np.zeros((1, width), dtype=bool), inside[:-1]])
     run_id = np.cumsum(starts, axis=0, dtype=np.int32) * inside
     n_runs = int(run_id.max()) + 1
