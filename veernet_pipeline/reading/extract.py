@@ -41,9 +41,9 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 
 from veernet_pipeline.config import ExtractParams
-from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, style_class
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.alike_order import alike_order
-from veernet_pipeline.reading.candidates import Candidates, find_candidates
+from veernet_pipeline.reading.candidates import BROKEN_CLASSES, Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
 from veernet_pipeline.reading.rejoin import rejoin
@@ -128,7 +128,7 @@ def trace_curves(
         confidence[k, cols] = (cands.share[k, cols, states[k, cols]] * cands.peak[cols, states[k, cols]]
                                / holders[k, cols])
         out_rows[k] = refine_rows(cands, k, states[k], height if wrap[k] else None)
-    broken = {style_class(style) for style in BROKEN_STYLES} if probs.shape[0] == NUM_CLASSES else set()
+    broken = BROKEN_CLASSES if probs.shape[0] == NUM_CLASSES else frozenset()
     for k in range(len(classes)):
         # A broken curve alone in its kind does not visit another curve's line inside its own gaps (`reading.visits`).
         if set(classes[k]) <= broken and kinds.count(kinds[k]) == 1:

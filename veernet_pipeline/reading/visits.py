@@ -63,10 +63,10 @@ def gap_visits(rows: np.ndarray, states: np.ndarray, holders: np.ndarray, absent
     # Each short shared run is judged from the curve's own line: the nearest runs either side that are not such runs.
     own = np.flatnonzero(~short)
     for run in np.flatnonzero(short):
-        before, after = own[own < run], own[own > run]
-        if not before.size or not after.size:
+        nearest = np.searchsorted(own, run)  # own[nearest - 1] < run < own[nearest]
+        if nearest == 0 or nearest == own.size:
             continue
-        left, right = stops[before[-1]], starts[after[0]]
+        left, right = stops[own[nearest - 1]], starts[own[nearest]]
         if right - left - 1 > max_gap or (wrap_height is not None and abs(rows[right] - rows[left]) > wrap_height / 2):
             continue
         columns = np.arange(starts[run], stops[run] + 1)
