@@ -209,9 +209,13 @@ def score_curves(rows: np.ndarray, truth: np.ndarray, classes: Sequence[Sequence
     seen = np.where(wraps[:, None], nearest_turn(pred, lo, hi), pred)
     # own_line: 1 where the line written under curve k is the one scored against it, 0 where the best assignment took
     # another of its group's lines (the LAS carries that curve under the wrong mnemonic for the whole log).
-    scores = [{**curve_metrics(seen[k], truth[k], (lo[k], hi[k])),
-               "r2_flat": curve_metrics(pred[k], truth[k], (lo[k], hi[k]))["r2"],
-               "curve_swap_share": float(per_curve[k]), "own_line": float(order[k] == k)} for k in range(pred.shape[0])]
+    scores = []
+    for k in range(pred.shape[0]):
+        metrics = curve_metrics(seen[k], truth[k], (lo[k], hi[k]))
+        # Straight across differs only for a curve with a backup scale; for the others it is the same figure.
+        flat = curve_metrics(pred[k], truth[k], (lo[k], hi[k]))["r2"] if wraps[k] else metrics["r2"]
+        scores.append({**metrics, "r2_flat": flat, "curve_swap_share": float(per_curve[k]),
+                       "own_line": float(order[k] == k)})
     return scores, swaps, order
 
 
