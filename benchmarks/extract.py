@@ -168,20 +168,32 @@ def readers(logs: list[dict[str, Any]], workers: int) -> Iterator[Pool | None]:
     global _FORKED_LOGS
     _FORKED_LOGS = logs
     try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_default_sigterm) as pool:
+        with _forked_pool(workers) as pool:
             yield pool
     finally:
         _FORKED_LOGS = []
 
 
-def _default_sigterm() -> None:
-    """Give a forked reader SIGTERM's default action, so the pool's `terminate()` on leaving `readers` ends it.
+def _forked_pool(workers: int) -> Pool:
+    """A pool of `workers` children forked with SIGTERM's default action, so its `terminate()` ends every one.
 
     A forked child inherits its parent's Python-level handlers, and Dagster leaves one for SIGTERM in any
     process that executed a run in-process (`dagster._utils.interrupts` maps it to SIGINT's; inside
     `capture_interrupts` it only records the signal). A child busy or blocked there never dies of it, and
-    `terminate()` then waits on it for ever: a CI test worker hung so for 900 s on 2026-11-28.
+    `terminate()` then waits on it for ever: a CI test worker hung so for 900 s on 2026-11-28 (a busy child),
+    and again on 2026-12-07 (a child that never reached the pool's initializer, so it had to be born with the
+    default action: the parent holds it only while the pool forks). The initializer still sets it in a worker the
+    pool forks later, from its own thread, in place of one that died.
     """
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        return multiprocessing.get_context("fork").Pool(workers, initializer=_default_sigterm)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _default_sigterm() -> None:
+    """Give a worker forked after its pool started SIGTERM's default action (`_forked_pool`)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 

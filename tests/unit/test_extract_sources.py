@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib
+import multiprocessing
+import os
 import signal
 import time
 from pathlib import Path
@@ -135,3 +137,43 @@ def test_leaving_the_readers_ends_a_busy_worker_whatever_sigterm_handler_the_par
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert caught == []
+
+
+# Set in the parent just before each fork (os.register_at_fork's `before`), read by the child just after it: the
+# one child of the next fork that should hang as a child forked while another thread held a lock it needs does.
+_HANG_AT_FORK = {"left": 0, "this_one": False}
+
+
+def _count_down_before_fork() -> None:
+    _HANG_AT_FORK["this_one"] = _HANG_AT_FORK["left"] > 0
+    _HANG_AT_FORK["left"] = max(0, _HANG_AT_FORK["left"] - 1)
+
+
+def _hang_in_the_child() -> None:
+    if _HANG_AT_FORK["this_one"]:
+        time.sleep(300)  # sleeps again after each signal a Python-level handler takes (PEP 475)
+
+
+os.register_at_fork(before=_count_down_before_fork, after_in_child=_hang_in_the_child)
+
+
+@pytest.mark.timeout(120)  # without the fix it waits for ever (seen: the 900 s default, CI of 2026-12-07)
+def test_leaving_the_readers_ends_a_worker_that_hung_before_its_first_line(extract: ModuleType) -> None:
+    # A worker stuck between fork and its initializer still holds the parent's SIGTERM handler (here one that only
+    # records, as inside Dagster's `capture_interrupts`), so terminate()'s SIGTERM does not end it unless the
+    # child was born with SIGTERM's default action.
+    caught: list[int] = []
+    before = set(multiprocessing.active_children())
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: caught.append(signum))
+    try:
+        started = time.monotonic()
+        _HANG_AT_FORK["left"] = 1
+        with extract.readers([{"id": "0"}], 2) as pool:
+            assert pool.apply(os.getpid) != os.getpid()  # the other worker serves
+        assert time.monotonic() - started < 60, "leaving the readers waited for a worker hung at its fork"
+    finally:
+        _HANG_AT_FORK["left"] = 0
+        signal.signal(signal.SIGTERM, previous)
+        for child in set(multiprocessing.active_children()) - before:  # when failing: so the session can end
+            child.kill()
+    assert caught == [] and signal.getsignal(signal.SIGTERM) is previous
