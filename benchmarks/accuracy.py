@@ -67,7 +67,7 @@ def score_log(model: torch.nn.Module, set_dir: Path, row: Any, settings: Setting
               pooled: MaskScores) -> list[dict[str, Any]]:
     """Per-curve records of both methods on one log (one record per method and true curve)."""
     start = time.perf_counter()
-    _, _, _, veernet = evaluate_log(model, set_dir, row, settings.evaluate, settings.extract, device, pooled,
+    _, _, _, _, veernet = evaluate_log(model, set_dir, row, settings.evaluate, settings.extract, device, pooled,
                                     settings.infer.low_confidence)
     seconds = time.perf_counter() - start
     records = [{**r, "method": "veernet", "seconds": seconds} for r in veernet]

@@ -317,15 +317,30 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     assert set(metrics["curve_counts"]) == {"2"} and set(metrics["heights"]) == {"standard"}
 
 
+def test_overlay_window_measures_a_backup_scale_curve_round_the_edge(tmp_path: Path) -> None:
+    # The curve wraps from row 2 to row 97 at column 500 and is read wrapping a column late: 95 px off straight
+    # across, 100 - 95 = 5 round the edge. At columns 1500-1509 it is read 5 px off: 50 in all.
+    image = np.full((100, 2000), 255, dtype=np.uint8)
+    truth = np.where(np.arange(2000) < 500, 2.0, 97.0)[None]
+    pred = np.where(np.arange(2000) < 501, 2.0, 97.0)[None]
+    pred[0, 1500:1510] += 5.0
+    # By hand: the first 300-column window holding the worst stretch: column 500 (start 201) straight across,
+    # columns 1500-1509 (start 1210) round the edge.
+    assert overlay_png(tmp_path / "flat.png", image, truth, pred, max_columns=300) == (201, 501)
+    assert overlay_png(tmp_path / "round.png", image, truth, pred, np.array([True]), max_columns=300) == (1210, 1510)
+
+
 def test_evaluate_log_reads_every_curve_of_a_tall_track(tmp_path: Path, test_settings: Settings) -> None:
     """Three solid curves crossing on a 704-px track, read by a net that knows exactly where solid ink is."""
     meta = _write_log(tmp_path, "t", "test", 1280, 704, styles=["solid"] * 3, n_curves=3)
     pooled = MaskScores(7)
     row = next(pd.DataFrame([meta]).itertuples(index=False))  # as evaluate_model iterates the index
-    image, truth_rows, pred_rows, records = evaluate_log(InkIsStyle(style_class("solid")).eval(), tmp_path, row,
-                                                         test_settings.evaluate, test_settings.extract, "cpu", pooled,
-                                                         test_settings.infer.low_confidence)
+    image, truth_rows, pred_rows, cyclic, records = evaluate_log(
+        InkIsStyle(style_class("solid")).eval(), tmp_path, row, test_settings.evaluate, test_settings.extract, "cpu",
+        pooled, test_settings.infer.low_confidence)
     assert image.shape == (704, 1280) and truth_rows.shape == pred_rows.shape == (3, 1280)
+    backup = [c.backup_wraps > 0 for c in Calibration.from_file(tmp_path / meta["calibration"]).curves]
+    assert cyclic.tolist() == backup
     assert [r["curve"] for r in records] == ["A", "B", "C"] and {r["style"] for r in records} == {"solid"}
     assert {r["n_curves"] for r in records} == {3} and {r["height"] for r in records} == {704}
     assert {r["drawn_alike"] for r in records} == {3}  # three solid curves: one group drawn alike

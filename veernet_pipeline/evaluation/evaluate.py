@@ -85,13 +85,13 @@ def evaluate_model(
     # Pixel counts pooled over every log; a one-logit binary model gives two classes.
     pooled = MaskScores(max(2, model.num_classes))
     # Only the current best and worst few logs' pictures are held, so memory stays flat over a big split.
-    ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray]] = []
+    ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
-        image, truth_rows, pred_rows, log_records = evaluate_log(model, Path(set_dir), row, params, extract, device,
-                                                                  pooled, low_confidence)
+        image, truth_rows, pred_rows, cyclic, log_records = evaluate_log(model, Path(set_dir), row, params, extract,
+                                                                          device, pooled, low_confidence)
         records.extend(log_records)
         score = finite_stat(np.mean, np.asarray([r["mae"] for r in log_records], dtype=np.float64))
-        ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows))
+        ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows, cyclic))
         ranked.sort(key=lambda item: item[0])
         if len(ranked) > 2 * OVERLAYS_PER_END:
             del ranked[OVERLAYS_PER_END]
@@ -105,8 +105,8 @@ def evaluate_model(
     # The folder is replaced whole: a re-evaluation's pictures never mix with an earlier model's.
     with atomic_dir(out_dir / "overlays") as overlays:
         for name, chosen in (("best", best), ("worst", worst)):
-            for rank, (_, log_id, image, truth_rows, pred_rows) in enumerate(chosen, start=1):
-                overlay_png(overlays / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows)
+            for rank, (_, log_id, image, truth_rows, pred_rows, cyclic) in enumerate(chosen, start=1):
+                overlay_png(overlays / f"{name}_{rank}_{log_id}.png", image, truth_rows, pred_rows, cyclic)
     low, high = metrics["interval"]["median_r2"]
     log.info("evaluated %d logs of %s: %s %.4f (%.0f %% interval %.4f to %.4f), median MAE %.4f", len(logs), set_dir,
              metrics["gate_figure"], metrics["median_r2"], 100 * params.interval.level, low, high,
@@ -117,8 +117,9 @@ def evaluate_model(
 def evaluate_log(
     model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str,
     pooled: MaskScores, low_confidence: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-    """Image, truth rows, predicted rows (pixel rows, (K, W)) and per-curve records of one log.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    """Image, truth rows, predicted rows (pixel rows, (K, W)), which curves are scored round the track's edge
+    ((K,) bool) and per-curve records of one log.
 
     The log's predicted and true masks are added to `pooled`. Each record carries the log's confidence figures as
     the review queue would rank it (`reading.confidence`, every curve read, `low_confidence` the threshold).
@@ -171,7 +172,7 @@ def evaluate_log(
                         "features": _features(row)})
     # MaskScores scores a binary model as curve vs background whatever the set labels its curves.
     pooled.update(scan.raw.argmax(axis=0), mask)
-    return image, truth[:n] * height - 0.5, rows[:n], records
+    return image, truth[:n] * height - 0.5, rows[:n], np.asarray(cyclic or [False] * n, dtype=bool), records
 
 
 def _features(row: Any) -> str:

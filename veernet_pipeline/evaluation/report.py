@@ -26,25 +26,34 @@ _CURVE_STYLES = ("-", "--", ":", "-.")
 
 
 def overlay_png(
-    path: Path, image: np.ndarray, truth_rows: np.ndarray, pred_rows: np.ndarray, max_columns: int = 1500
+    path: Path, image: np.ndarray, truth_rows: np.ndarray, pred_rows: np.ndarray, cyclic: np.ndarray | None = None,
+    max_columns: int = 1500,
 ) -> tuple[int, int]:
     """Truth (green) and prediction (red) over the scan, cropped to the worst stretch if wide.
+
+    The stretch is measured as the scores are: a curve with a backup scale (`cyclic`) the short way round
+    its track, so a wrap read a column late is a pixel off there, not the track's height.
 
     Returns:
         The window `(start, stop)` drawn.
 
     Shape:
-        image: (H, W) uint8. truth_rows, pred_rows: (K, W) pixel rows, NaN where absent.
+        image: (H, W) uint8. truth_rows, pred_rows: (K, W) pixel rows, NaN where absent. cyclic: (K,) bool, None =
+        no curve has a backup scale.
     """
     height = image.shape[0]
     series: list[Series] = []
     badness = np.zeros(image.shape[1])
+    wraps = np.zeros(len(truth_rows), dtype=bool) if cyclic is None else np.asarray(cyclic, dtype=bool)
     for k, (truth, pred) in enumerate(zip(truth_rows, pred_rows, strict=True)):
         style = _CURVE_STYLES[k % len(_CURVE_STYLES)]
         series.append(Series(truth, "lime", f"truth {curve_name(k)}", style))
         series.append(Series(pred, "red", f"prediction {curve_name(k)}", style))
+        off = np.abs(pred - truth)
+        if wraps[k]:
+            off = np.minimum(off, height - off)
         # A column with truth but no prediction is as bad as the largest miss (the track height).
-        miss = np.where(np.isnan(pred), float(height), np.abs(pred - truth))
+        miss = np.where(np.isnan(pred), float(height), off)
         badness += np.where(np.isnan(truth), 0.0, miss)
     return render_curves_png(path, image, series, max_columns, badness)
 
