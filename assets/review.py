@@ -17,7 +17,8 @@ def review_queue(pipeline: PipelineResource) -> MaterializeResult:
     """Every digitised scan (all tranches) ranked for review; mark one with `veernet review SCAN --accept|--reject`.
 
     Metadata: `queued`, `unreviewed`, `accepted`, `rejected`, `drawn_alike` (scans with curves of one style and
-    pen, ranked first), and `queue`: the first `review.top_n`
+    pen) and `dash_exchanged` (scans with curves given their lines by dash length), both ranked first, and `queue`:
+    the first `review.top_n`
     as a table with each scan's figures, latest mark and QC thumbnail (docs/runbooks/review-queue.md).
     """
     result = pipeline.run("review_queue")

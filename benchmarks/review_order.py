@@ -30,7 +30,7 @@ import pandas as pd
 from _record import markdown_table, write_results
 
 from veernet_pipeline.inference.review import ORDER, rank_queue
-from veernet_pipeline.reading.confidence import ALIKE, FIGURES
+from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, FIGURES
 
 SHARES = (0.10, 0.25, 0.50)
 BY_CONFIDENCE = (("conf_p10", True), ("low_conf_share", False), ("null_share", False))
@@ -45,10 +45,11 @@ SINGLE = {"conf_median": (("conf_median", True),), "conf_p10": (("conf_p10", Tru
 
 
 def scans_of(per_log: pd.DataFrame, bad_r2: float) -> pd.DataFrame:
-    """One index row per log: `las` (its id), the confidence FIGURES, ALIKE, and `wrong` (a curve under `bad_r2`)."""
+    """One index row per log: `las` (its id), the confidence FIGURES, ALIKE, EXCHANGED and `wrong` (a curve under
+    `bad_r2`). EXCHANGED is NaN, not known: per_log.csv does not say which lines the dash check moved."""
     by_log = per_log.assign(alike=per_log["drawn_alike"] > 1, low=per_log["r2"] < bad_r2).groupby("id", sort=True)
     scans = pd.DataFrame({"las": [str(i) for i in by_log.groups], ALIKE: by_log["alike"].sum().to_numpy(dtype=float),
-                          "wrong": by_log["low"].any().to_numpy()})
+                          EXCHANGED: float("nan"), "wrong": by_log["low"].any().to_numpy()})
     for name in FIGURES:  # one value per log, repeated on each of its curves' rows
         scans[name] = by_log[name].first().to_numpy()
     return scans

@@ -27,7 +27,7 @@ def test_review_queue_metadata_shows_the_ranked_table_with_thumbnails(project) -
     event = result.asset_materializations_for_node("review_queue")[0]
     assert event.asset_key == AssetKey("review_queue")
     meta = {k: v.value for k, v in event.metadata.items()}
-    assert meta["queued"] == 7 and meta["unreviewed"] == 7 and meta["drawn_alike"] == 1
+    assert meta["queued"] == 8 and meta["unreviewed"] == 8 and meta["drawn_alike"] == 1 and meta["dash_exchanged"] == 1
     table = meta["queue"]
     rows = [line for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert [row.split("`")[1].split("/")[-1] for row in rows] == EXPECTED

@@ -87,6 +87,7 @@ def _swapped_names() -> np.ndarray:
 def test_lines_named_the_other_way_round_are_given_back(test_settings: Settings) -> None:
     reading = read_track(_swapped_names(), sidecar("dashed", "long_dash"), test_settings.extract)
     assert read_share(reading.rows[0], HIGH) > 0.95 and read_share(reading.rows[1], LOW) > 0.95
+    assert reading.plan.moved == (0, 1)
     note = reading.plan.notes[-1]
     moved = re.findall(r"(\w+) \((\w+)\) took the line read as (\w+) \(\w+; median dash ([\d.]+) px against ([\d.]+)\)",
                        note)

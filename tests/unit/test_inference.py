@@ -11,6 +11,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
+import torch
+from torch import nn
 
 from tests.maps import run_extents
 from tests.nets import InkIsCurve, InkIsStyle, untrained_veernet
@@ -18,11 +20,13 @@ from veernet_pipeline.config import InferParams, Settings
 from veernet_pipeline.inference.archive import digitize_validated, output_paths
 from veernet_pipeline.inference.digitize import (
     ALIKE_NOTE,
+    EXCHANGED_NOTE,
     LOW_MARK,
     UNCALIBRATED_NOTE,
     alike_count,
     alike_note,
     digitize_scan,
+    exchanged_count,
     write_digitized,
     write_qc_png,
 )
@@ -160,6 +164,48 @@ def test_alike_count_reads_the_header_line_and_knows_when_it_is_absent() -> None
     assert math.isnan(alike_count("source scan a.tif\noutput label v1"))
 
 
+def test_exchanged_count_reads_the_header_line_and_knows_when_it_is_absent() -> None:
+    # By hand: two curves listed -> 2; none -> 0; a LAS written before the line -> not known.
+    assert exchanged_count(f"source scan a.tif\n{EXCHANGED_NOTE}ILM, ILD\n{ALIKE_NOTE}none") == 2
+    assert exchanged_count(f"{EXCHANGED_NOTE}none") == 0
+    assert math.isnan(exchanged_count(alike_note([["GR", "SP"]])))
+
+
+class NamesByHalf(nn.Module):
+    """A real net that names dark ink long-dash in the upper half of the track and dashed in the lower (paper
+    background; logits +-10): a print whose dashed and long-dash lines it names the other way round."""
+
+    def forward(self, x: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+        ink = 10.0 - 20.0 * x  # > 0 on dark ink, < 0 on paper
+        upper = (torch.arange(x.shape[-2]) < x.shape[-2] // 2).view(1, 1, -1, 1)
+        logits = torch.full((x.shape[0], NUM_CLASSES, *x.shape[-2:]), -10.0)
+        logits[:, 0] = -ink[:, 0]
+        logits[:, style_class("long_dash")] = torch.where(upper, ink[:, 0:1], -10.0)[:, 0]
+        logits[:, style_class("dashed")] = torch.where(upper, -10.0, ink[:, 0:1])[:, 0]
+        return logits
+
+
+def test_curves_given_their_lines_by_dash_length_say_so_in_the_las(test_settings: Settings, tmp_path: Path) -> None:
+    # ILM (dashed) is drawn on row 40 with 8 px dashes, ILD (long-dash) on row 90 with 24 px dashes; the net names
+    # the upper line long-dash and the lower dashed, so the path search gives each curve the other's line and the
+    # dash check gives them back.
+    width, height = 1200, 128
+    image = np.full((height, width), 255, dtype=np.uint8)
+    x = np.arange(width)
+    image[40:42, x[x % 12 < 8]] = 0
+    image[90:92, x[x % 29 < 24]] = 0
+    calib = Calibration.from_dict({"depth": {"top": 0.0, "bottom": 10.0, "unit": "M"},
+                                   "curves": [{"mnemonic": name, "top_value": 0, "bottom_value": 1, "style": style}
+                                              for name, style in (("ILM", "dashed"), ("ILD", "long_dash"))]})
+    result = digitize_scan(NamesByHalf().eval(), image, calib, 256, 64, test_settings.extract)
+    read = np.isfinite(result.rows)
+    assert np.all(np.abs(result.rows[0][read[0]] - 40.5) < 2) and np.all(np.abs(result.rows[1][read[1]] - 90.5) < 2)
+    assert f"{EXCHANGED_NOTE}ILM, ILD" in result.notes
+    assert [c.descr.endswith("line given by its dash length") for c in result.curves] == [True, False, True, False]
+    write_digitized(result, image, tmp_path / "exchanged.las", None, [])
+    assert exchanged_count(read_curves_and_notes(tmp_path / "exchanged.las")[3]) == 2
+
+
 def test_qc_png_is_native_pixels_on_the_least_confident_window(tmp_path: Path) -> None:
     image, rows = _scan_with_line(width=3000)
     confidence = np.ones((1, 3000))
@@ -266,7 +312,8 @@ def test_digitize_validated_writes_skips_and_records_failures(tmp_path: Path, te
     # scan0's sidecar names no styles: GR solid, NPHI broken (the seeds' two curves), none drawn alike, as its header
     # says; a failed scan: not known.
     assert row.alike_curves == 0 and f"{ALIKE_NOTE}none" in read_curves_and_notes(las)[3]
-    assert math.isnan(index.loc[2, "alike_curves"])
+    assert row.exchanged_curves == 0 and f"{EXCHANGED_NOTE}none" in read_curves_and_notes(las)[3]
+    assert math.isnan(index.loc[2, "alike_curves"]) and math.isnan(index.loc[2, "exchanged_curves"])
 
     mtime = las.stat().st_mtime_ns
     again = digitize_validated(validated, ingested, raw, model_dir, "v1", out, test_settings.infer,

@@ -14,20 +14,22 @@ from veernet_pipeline.config import Settings, load_settings
 from veernet_pipeline.stages.review_queue import review_queue
 
 NAN = float("nan")
-# (scan, status, conf_median, conf_p10, null_share, low_conf_share, alike_curves)
-WHOLE = [("e.tif", "written", NAN, NAN, NAN, NAN, 0),  # no curve read: least confident of all
-         ("a.tif", "written", 0.55, 0.20, 0.00, 0.10, 0),
-         ("b.tif", "skipped", 0.70, 0.20, 0.00, 0.30, 0),
-         ("c.tif", "written", 0.60, 0.10, 0.50, 0.00, 0),
-         ("d.tif", "written", 0.65, 0.20, 0.20, 0.30, 0),
-         ("f.tif", "failed", NAN, NAN, NAN, NAN, NAN),  # no LAS: not for review
-         ("g.tif", "written", 0.95, 0.90, 0.00, 0.00, 2)]  # two curves drawn alike
-TRANCHE = [("a.tif", "skipped", 0.55, 0.20, 0.00, 0.10, 0),  # the same output as the whole archive's: once
-           ("h.tif", "written", 0.70, 0.50, 0.00, 0.05, NAN)]  # a LAS from before the count: not known
-# By hand: G first (curves drawn alike, however confident); then by conf_median, NaN first: E, A (0.55), C (0.60),
-# D (0.65), then B and H (0.70 both): B's conf_p10 0.2 before H's 0.5 (H's unknown count ranks as none).
-# By conf_p10 first, as the queue ranked before, A (0.2) would come after C (0.1) and D.
-EXPECTED = ["g.tif", "e.tif", "a.tif", "c.tif", "d.tif", "b.tif", "h.tif"]
+# (scan, status, conf_median, conf_p10, null_share, low_conf_share, alike_curves, exchanged_curves)
+WHOLE = [("e.tif", "written", NAN, NAN, NAN, NAN, 0, 0),  # no curve read: least confident of all
+         ("a.tif", "written", 0.55, 0.20, 0.00, 0.10, 0, 0),
+         ("b.tif", "skipped", 0.70, 0.20, 0.00, 0.30, 0, 0),
+         ("c.tif", "written", 0.60, 0.10, 0.50, 0.00, 0, 0),
+         ("d.tif", "written", 0.65, 0.20, 0.20, 0.30, 0, 0),
+         ("f.tif", "failed", NAN, NAN, NAN, NAN, NAN, NAN),  # no LAS: not for review
+         ("g.tif", "written", 0.95, 0.90, 0.00, 0.00, 2, 0),  # two curves drawn alike
+         ("i.tif", "written", 0.97, 0.90, 0.00, 0.00, 0, 2)]  # two curves given their lines by dash length
+TRANCHE = [("a.tif", "skipped", 0.55, 0.20, 0.00, 0.10, 0, 0),  # the same output as the whole archive's: once
+           ("h.tif", "written", 0.70, 0.50, 0.00, 0.05, NAN, NAN)]  # a LAS from before the counts: not known
+# By hand: G and I first (identities in doubt, however confident), G's conf_median 0.95 before I's 0.97; then by
+# conf_median, NaN first: E, A (0.55), C (0.60), D (0.65), then B and H (0.70 both): B's conf_p10 0.2 before H's
+# 0.5 (H's unknown counts rank as none). By conf_p10 first, as the queue ranked before, A (0.2) would come after C
+# (0.1) and D.
+EXPECTED = ["g.tif", "i.tif", "e.tif", "a.tif", "c.tif", "d.tif", "b.tif", "h.tif"]
 
 
 def _sha(scan: str) -> str:
@@ -40,8 +42,8 @@ def _index(rows: list[tuple], drop: tuple[str, ...] = ()) -> pd.DataFrame:
                            "qc": f"{_sha(scan)[:16]}/veernet-multiclass-v1-xabc/uncalibrated/{scan[0]}.qc.png",
                            "calibrated": False, "status": status, "reason": "", "attempts": 1,
                            "conf_median": med, "conf_p10": p10, "null_share": null, "low_conf_share": low,
-                           "alike_curves": alike, "low_conf_threshold": 0.5}
-                          for scan, status, med, p10, null, low, alike in rows])
+                           "alike_curves": alike, "exchanged_curves": exchanged, "low_conf_threshold": 0.5}
+                          for scan, status, med, p10, null, low, alike, exchanged in rows])
     return frame.drop(columns=list(drop))
 
 
@@ -68,12 +70,14 @@ def test_queue_order_is_the_hand_computed_one(project: Settings) -> None:
     result = review_queue(project)
     queue = _queue(project)
     assert [Path(p).name for p in queue["path"]] == EXPECTED
-    assert list(queue["rank"]) == list(range(1, 8))
-    assert result.counts == {"queued": 7, "unreviewed": 7, "accepted": 0, "rejected": 0, "drawn_alike": 1}
+    assert list(queue["rank"]) == list(range(1, 9))
+    assert result.counts == {"queued": 8, "unreviewed": 8, "accepted": 0, "rejected": 0, "drawn_alike": 1,
+                             "dash_exchanged": 1}
     markdown = (project.path("review") / "queue.md").read_text()
     assert markdown.index("`t1/g.tif`") < markdown.index("`t1/e.tif`") < markdown.index("`t1/c.tif`")
-    # G's row shows its two curves drawn alike; H's count is not known.
-    assert "/g.las` | 2 | 0.950 | 0.900 |" in markdown and "/h.las` | n/a | 0.700 | 0.500 |" in markdown
+    # G's row shows its two curves drawn alike, I's its two given their lines by dash length; H's counts are not known.
+    assert "/g.las` | 2 | 0 | 0.950 | 0.900 |" in markdown and "/i.las` | 0 | 2 | 0.970 | 0.900 |" in markdown
+    assert "/h.las` | n/a | n/a | 0.700 | 0.500 |" in markdown
     assert "](../digitized/eeeeeeeeeeeeeeee/veernet-multiclass-v1-xabc/uncalibrated/e.qc.png)" in markdown
 
 
@@ -89,7 +93,7 @@ def test_marks_put_reviewed_scans_last_and_survive_reruns(project: Settings) -> 
         (_sha("c.tif"), "rejected", "curve B swapped", "ana"), (_sha("d.tif"), "accepted", "", "ben")]
     assert all(r["at"].endswith("+00:00") for r in records)
 
-    expected = ["g.tif", "e.tif", "a.tif", "b.tif", "h.tif", "c.tif", "d.tif"]
+    expected = ["g.tif", "i.tif", "e.tif", "a.tif", "b.tif", "h.tif", "c.tif", "d.tif"]
     assert [Path(p).name for p in _queue(project)["path"]] != expected  # the queue on disk predates the marks
     review_queue(project)
     assert [Path(p).name for p in _queue(project)["path"]] == expected

@@ -11,8 +11,9 @@ the LAS and both atomically, so an existing LAS means the output is complete.
 Each row also carries the scan's confidence figures (`reading.confidence`: `conf_median`,
 `conf_p10`, `null_share`, `low_conf_share` at `infer.low_confidence`), computed when its LAS is
 written and carried over (or read back from the LAS when the threshold changed) when skipped, and
-`alike_curves`: how many of its curves are drawn alike with another (`digitize.alike_count`, NaN for a
-LAS written before its header said).
+`alike_curves`: how many of its curves are drawn alike with another (`digitize.alike_count`), and
+`exchanged_curves`: how many took another line than the net named by dash length (`digitize.exchanged_count`);
+each NaN for a LAS written before its header said.
 
 A scan that fails is recorded with its reason and its attempt count in `index.parquet` and
 `failures.parquet`, and tried again on the next run, up to `infer.max_attempts` runs: after
@@ -32,7 +33,13 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams, InferParams
-from veernet_pipeline.inference.digitize import DigitizedLog, alike_count, digitize_scan, write_digitized
+from veernet_pipeline.inference.digitize import (
+    DigitizedLog,
+    alike_count,
+    digitize_scan,
+    exchanged_count,
+    write_digitized,
+)
 from veernet_pipeline.io.atomic import write_parquet_atomic
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves_and_notes
@@ -41,15 +48,17 @@ from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
-from veernet_pipeline.reading.confidence import ALIKE, FIGURES, curves_figures
+from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, FIGURES, curves_figures
 
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "index.parquet"
 FAILURES_FILE = "failures.parquet"
-# The confidence figures (`reading.confidence`) and ALIKE are NaN for a failed scan; the review queue ranks on them.
+# The confidence figures (`reading.confidence`), ALIKE and EXCHANGED are NaN for a failed scan; the review queue ranks
+# on them.
+COUNTED = (ALIKE, EXCHANGED)
 DIGITIZED_COLUMNS = ("path", "sha256", "calibration_sha256", "las", "qc", "calibrated", "status", "reason",
-                     "attempts", *FIGURES, ALIKE, "low_conf_threshold")
+                     "attempts", *FIGURES, *COUNTED, "low_conf_threshold")
 GAVE_UP = "gave up"
 
 
@@ -77,12 +86,17 @@ def previous_index(out_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def _figures(previous: dict[str, Any] | None, las_path: Path, threshold: float) -> dict[str, float]:
-    """A skipped output's confidence figures and ALIKE: the last run's when made with this threshold and holding
-    ALIKE, else read from its LAS."""
-    if previous is not None and previous.get("low_conf_threshold") == threshold and ALIKE in previous:
-        return {name: float(previous[name]) for name in (*FIGURES, ALIKE)}
+    """A skipped output's confidence figures and COUNTED: the last run's when made with this threshold and holding
+    them all, else read from its LAS."""
+    if previous is not None and previous.get("low_conf_threshold") == threshold and all(c in previous for c in COUNTED):
+        return {name: float(previous[name]) for name in (*FIGURES, *COUNTED)}
     _, curves, _, notes = read_curves_and_notes(las_path)
-    return {**curves_figures(curves, threshold), ALIKE: alike_count(notes)}
+    return {**curves_figures(curves, threshold), **_counted(notes)}
+
+
+def _counted(notes: str) -> dict[str, float]:
+    """COUNTED from a digitised LAS's header text."""
+    return {ALIKE: alike_count(notes), EXCHANGED: exchanged_count(notes)}
 
 
 def digitize_validated(
@@ -136,7 +150,7 @@ def digitize_validated(
         record = {"path": row.path, "sha256": row.sha256, "calibration_sha256": row.calibration_sha256,
                   "las": rel_las, "qc": qc_path.relative_to(out_dir).as_posix(),
                   "calibrated": bool(row.calibration), "status": "skipped", "reason": "", "attempts": attempts,
-                  **dict.fromkeys((*FIGURES, ALIKE), float("nan")), "low_conf_threshold": threshold}
+                  **dict.fromkeys((*FIGURES, *COUNTED), float("nan")), "low_conf_threshold": threshold}
         if las_path.is_file():
             record.update(_figures(previous, las_path, threshold))
         elif attempts >= infer.max_attempts:
@@ -152,7 +166,7 @@ def digitize_validated(
                 result = _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
                                        las_path, qc_path, infer, extract)
                 figures = curves_figures({c.mnemonic: c.values for c in result.curves}, threshold)
-                record.update(status="written", **figures, **{ALIKE: alike_count("\n".join(result.notes))})
+                record.update(status="written", **figures, **_counted("\n".join(result.notes)))
             except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
                 record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
                 log.warning("%s: digitising failed (attempt %d of %d): %s", row.path, attempts + 1,

@@ -1,21 +1,21 @@
 """One scan -> LAS curves with a per-column confidence, plus a QC picture for review.
 
-The net's class probabilities become one subpixel row per column for every curve the sidecar
-names, each read on the evidence of its line style (`reading.extract`); the sidecar turns
-columns into depths and rows into values. Without a sidecar the output stays in track units,
-says so in the LAS header, and holds every curve the map supports (CURVE_A, CURVE_B, ... with
-their style in the description: `reading.styles`). Each curve gets a `<MNEM>_CONF` companion
-(style share x ink probability on the path, divided by the curves reading the same run; 0 where
-the curve was absent or bridged): the review step sorts and filters on it. Curves drawn alike (one
-style and pen in one track) carry `drawn alike with ...` in their descriptions and the header lists
-them (`ALIKE_NOTE`): which of them is which mnemonic rests on their lines' continuity, not on their
-ink, and the review queue puts such scans first (`inference.review`). Any width is read
-(tiled along depth), any height up to `infer.max_height` (padded to a multiple of 32 with the
-validity mask). A scan is read at its own pixels unless its TIFF states a resolution other than the
-net's (`infer.net_dpi`): then the net reads it resampled to that, and the rows come back on the
-scan's own grid (`reading.resolution`). Where a curve the sidecar names barely shows in the map, the
-LAS header says so, and with `extract.enlarge.factor` above 1 the scan is read again enlarged
-(`reading.enlarge`).
+The net's class probabilities become one subpixel row per column for every curve the sidecar names, each
+read on the evidence of its line style (`reading.extract`); the sidecar turns columns into depths and
+rows into values. Without a sidecar the output stays in track units, says so in the LAS header, and
+holds every curve the map supports (CURVE_A, CURVE_B, ... with their style in the description:
+`reading.styles`). Each curve gets a `<MNEM>_CONF` companion (style share x ink probability on the path,
+divided by the curves reading the same run; 0 where the curve was absent or bridged): the review step
+sorts and filters on it. Curves drawn alike (one style and pen in one track) carry `drawn alike with
+...` in their descriptions and the header lists them (`ALIKE_NOTE`): which of them is which mnemonic
+rests on their lines' continuity, not on their ink, and the review queue puts such scans first
+(`inference.review`); so it does scans with curves that took another line than the net named by the
+length of its dashes (`reading.dashes`; `EXCHANGED_NOTE`). Any width is read (tiled along depth), any
+height up to `infer.max_height` (padded to a multiple of 32 with the validity mask). A scan is read at
+its own pixels unless its TIFF states a resolution other than the net's (`infer.net_dpi`): then the net
+reads it resampled to that, and the rows come back on the scan's own grid (`reading.resolution`). Where
+a curve the sidecar names barely shows in the map, the LAS header says so, and with
+`extract.enlarge.factor` above 1 the scan is read again enlarged (`reading.enlarge`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ UNCALIBRATED_NOTE = "UNCALIBRATED: depth is column index, values are 0..1 across
 # The header line that lists a scan's curves drawn alike, group by group ("none" when every curve has its own style
 # and pen): the review queue counts them from it (`alike_count`); a LAS without the line predates it.
 ALIKE_NOTE = "curves drawn alike (told apart by their lines' continuity only): "
+# Likewise the curves given another line than the net named by the length of its dashes (`exchanged_count`).
+EXCHANGED_NOTE = "curves given their lines by dash length, against the net's styles: "
 _QC_COLORS = ("red", "blue", "darkorange", "magenta", "darkcyan", "saddlebrown")
 LOW_MARK = "gold"  # the QC picture's dots under columns read below `infer.low_confidence`
 
@@ -144,6 +146,7 @@ def digitize_scan(
     mnemonics = [calib.curves[k].mnemonic for k in range(len(plan.labels))]
     alike = [group for group in alike_groups(plan.kinds) if len(group) > 1]
     notes.append(alike_note([[mnemonics[k] for k in group] for group in alike]))
+    notes.append(EXCHANGED_NOTE + (", ".join(mnemonics[k] for k in plan.moved) or "none"))
     alike_with = {k: [mnemonics[j] for j in group if j != k] for group in alike for k in group}
     curves: list[LasCurve] = []
     for k, label in enumerate(plan.labels):
@@ -154,6 +157,8 @@ def digitize_scan(
         descr = f"curve {curve_name(k)}, {label}, VeerNet"
         if k in alike_with:
             descr += f"; drawn alike with {', '.join(alike_with[k])}"
+        if k in plan.moved:
+            descr += "; line given by its dash length"
         curves.append(LasCurve(scale.mnemonic, scale.unit, values, descr))
         curves.append(LasCurve(f"{scale.mnemonic}_CONF", "", confidence[k].copy(),
                                f"confidence of {scale.mnemonic}, 0..1"))
@@ -179,9 +184,22 @@ def alike_count(notes: str) -> float:
 
     NaN when the text has no such line (a LAS written before the line was): unknown, not zero.
     """
+    return _listed_count(notes, ALIKE_NOTE)
+
+
+def exchanged_count(notes: str) -> float:
+    """How many curves of a digitised LAS took their lines by dash length, from its `~Other` text (`EXCHANGED_NOTE`).
+
+    NaN when the text has no such line (a LAS written before the line was): unknown, not zero.
+    """
+    return _listed_count(notes, EXCHANGED_NOTE)
+
+
+def _listed_count(notes: str, prefix: str) -> float:
+    """How many mnemonics the `prefix` line lists (groups split by ";", names by ","); 0 for "none", NaN without it."""
     for line in notes.splitlines():
-        if line.startswith(ALIKE_NOTE):
-            listed = line[len(ALIKE_NOTE):].strip()
+        if line.startswith(prefix):
+            listed = line[len(prefix):].strip()
             return 0.0 if listed == "none" else float(sum(len(g.split(",")) for g in listed.split(";")))
     return float("nan")
 

@@ -1,4 +1,4 @@
-"""The review queue: digitised scans ranked for review (curves drawn alike, then least-confident first), and marks.
+"""The review queue: digitised scans ranked for review (identities in doubt, then least-confident first), and marks.
 
 The queue is built from the digitised indexes (`inference.archive`: the whole archive's and each
 tranche's), one row per output (LAS path; a scan in two indexes under the same output counts once),
@@ -9,8 +9,10 @@ failed scans left out (they have no LAS; they are in `failures.parquet`). Rows a
    the track) before the others: which of them is which mnemonic rests on their lines' continuity
    alone, which a confident reading does not vouch for (on the own test split of 2026-12-06, logs
    with such curves held a curve under R² 0.5 in 20 of 32, the others in 33 of 136;
-   docs/accuracy.md, "Curves drawn alike first in the review queue"). An output whose LAS predates the
-   count (NaN) ranks as one without;
+   docs/accuracy.md, "Curves drawn alike first in the review queue"); with them, outputs with curves
+   that took another line than the net named by the length of its dashes (`exchanged_curves` > 0,
+   `reading.dashes`): their identities rest on that rule, and the net's confidence is for the line
+   under the style it named. An output whose LAS predates a count (NaN) ranks as one without;
 3. `conf_median` ascending: the scan whose curves are less sure over half their columns comes first.
    Not `conf_p10`: a broken style's gaps are bridged columns of confidence 0, so `conf_p10` is 0 on
    most scans with a dashed or dotted curve (146 of 168 own test logs) and decides nothing there
@@ -45,7 +47,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image
 
-from veernet_pipeline.reading.confidence import ALIKE, FIGURES
+from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, FIGURES
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +55,14 @@ MARKS_FILE = "marks.jsonl"
 QUEUE_FILE = "queue.parquet"
 QUEUE_MD = "queue.md"
 MARKS = {"accept": "accepted", "reject": "rejected"}
-# The order after unreviewed-first (module docstring, steps 2-4): (column, ascending); `_alike` = curves drawn alike.
-ORDER: tuple[tuple[str, bool], ...] = (("_alike", False), ("conf_median", True), ("conf_p10", True),
+# The order after unreviewed-first (module docstring, steps 2-4): (column, ascending); `_doubt` = identities in doubt
+# (curves drawn alike, or lines given by dash length).
+ORDER: tuple[tuple[str, bool], ...] = (("_doubt", False), ("conf_median", True), ("conf_p10", True),
                                        ("low_conf_share", False), ("null_share", False))
 # What ranking and display read from each index; an index without them cannot be queued.
-REQUIRED_COLUMNS = ("path", "sha256", "las", "qc", "status", ALIKE, *FIGURES)
-QUEUE_COLUMNS = ("rank", "path", "sha256", "las", "qc", ALIKE, *FIGURES, "mark", "note", "marked_by", "marked_at")
+REQUIRED_COLUMNS = ("path", "sha256", "las", "qc", "status", ALIKE, EXCHANGED, *FIGURES)
+QUEUE_COLUMNS = ("rank", "path", "sha256", "las", "qc", ALIKE, EXCHANGED, *FIGURES, "mark", "note", "marked_by",
+                 "marked_at")
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ def rank_queue(outputs: pd.DataFrame, marks: dict[str, Mark],
     queue["marked_by"] = [m.by if m else "" for m in latest]
     queue["marked_at"] = [m.at if m else "" for m in latest]
     queue["_reviewed"] = queue["mark"] != ""
-    queue["_alike"] = queue[ALIKE] > 0  # NaN (not known) compares False
+    queue["_doubt"] = (queue[ALIKE] > 0) | (queue[EXCHANGED] > 0)  # NaN (not known) compares False
     queue = queue.sort_values(["_reviewed", *(column for column, _ in order), "las"],
                               ascending=[True, *(ascending for _, ascending in order), True], na_position="first",
                               kind="mergesort")
@@ -196,17 +200,18 @@ def queue_markdown(queue: pd.DataFrame, top_n: int, picture: Callable[[str], str
     unreviewed = int((queue["mark"] == "").sum())
     shown = min(top_n, len(queue))
     lines = [f"Review queue: {len(queue)} digitised scans, {unreviewed} unreviewed; the first {shown}: scans with "
-             "curves drawn alike (alike_curves > 0: which is which rests on their lines' continuity) "
-             "first, then by least confidence (conf_median, then conf_p10 ascending; low_conf_share and null_share "
+             "curves drawn alike (alike_curves > 0: which is which rests on their lines' continuity) or given "
+             "their lines by dash length against the net's styles (exchanged_curves > 0) first, then by least "
+             "confidence (conf_median, then conf_p10 ascending; low_conf_share and null_share "
              "descending). In the QC pictures, gold dots mark the columns read on ink below infer.low_confidence: "
              "faint or contested ink, or a curve copying another's line.",
-             "", "| rank | scan | LAS | alike_curves | conf_median | conf_p10 | null_share | low_conf_share | mark "
-             "| QC |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
+             "", "| rank | scan | LAS | alike_curves | exchanged_curves | conf_median | conf_p10 | null_share "
+             "| low_conf_share | mark | QC |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for row in queue.head(top_n).itertuples(index=False):
         mark = f"{row.mark} by {row.marked_by}" + (f": {row.note}" if row.note else "") if row.mark else "unreviewed"
-        alike = "n/a" if pd.isna(getattr(row, ALIKE)) else str(int(getattr(row, ALIKE)))
-        figures = " | ".join([alike, *(_figure(getattr(row, name)) for name in FIGURES)])
+        counts = ["n/a" if pd.isna(getattr(row, name)) else str(int(getattr(row, name))) for name in (ALIKE, EXCHANGED)]
+        figures = " | ".join([*counts, *(_figure(getattr(row, name)) for name in FIGURES)])
         lines.append(f"| {row.rank} | `{row.path}` | `{row.las}` | {figures} | {mark.replace('|', '/')} "
                      f"| {picture(row.qc)} |")
     return "\n".join(lines) + "\n"

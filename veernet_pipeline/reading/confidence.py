@@ -25,6 +25,9 @@ FIGURES = ("conf_median", "conf_p10", "null_share", "low_conf_share")
 # Beside them in the index: how many of a scan's curves are drawn alike with another (`digitize.alike_count`), whose
 # identities its confidence does not vouch for; the review queue ranks such scans first.
 ALIKE = "alike_curves"
+# And how many took another line than the net named by the length of its dashes (`digitize.exchanged_count`): their
+# identity rests on that rule, not on the net; ranked first with them.
+EXCHANGED = "exchanged_curves"
 
 
 def confidence_figures(values: np.ndarray, confidence: np.ndarray, threshold: float) -> dict[str, float]:

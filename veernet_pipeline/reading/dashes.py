@@ -128,8 +128,9 @@ def exchange_by_dashes(probs: np.ndarray, plan: ReadingPlan, rows: np.ndarray, c
 
     Returns:
         None where every line keeps its curve (or fewer than two such curves had their dashes measured);
-        else the plan with a note naming the curves whose lines moved and their dashes, and the rows and
-        confidences moved with their lines (a moved curve's confidence is still the net's for the line it took).
+        else the plan with a note naming the curves whose lines moved and their dashes (those curves in its
+        `moved`), and the rows and confidences moved with their lines (a moved curve's confidence is still the
+        net's for the line it took: the review queue ranks such scans first, `inference.review`).
 
     Shape:
         probs: (7, H, W); rows, confidence: (K, W), K = len(plan.classes).
@@ -154,10 +155,11 @@ def exchange_by_dashes(probs: np.ndarray, plan: ReadingPlan, rows: np.ndarray, c
     source = np.arange(len(rows))
     source[curves] = [curves[j] for j in order]
     mnemonics = [c.mnemonic for c in plan.calibration.curves]
-    moved = [f"{mnemonics[k]} ({plan.labels[k]}) took the line read as {mnemonics[source[k]]} "
+    taken = [f"{mnemonics[k]} ({plan.labels[k]}) took the line read as {mnemonics[source[k]]} "
              f"({plan.labels[source[k]]}; median dash {dashes[j]:.1f} px against {dashes[i]:.1f})"
              for i, (k, j) in enumerate(zip(curves, order, strict=True)) if source[k] != k]
     note = ("the net named these lines in each other's styles; the length of their dashes says otherwise: "
-            + "; ".join(moved) + "; check them in the QC picture (docs/reading.md)")
+            + "; ".join(taken) + "; check them in the QC picture (docs/reading.md)")
     log.info("%s", note)
-    return replace(plan, notes=[*plan.notes, note]), rows[source], confidence[source]
+    moved = tuple(k for k in curves if source[k] != k)
+    return replace(plan, notes=[*plan.notes, note], moved=moved), rows[source], confidence[source]

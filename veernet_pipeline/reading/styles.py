@@ -138,6 +138,8 @@ class ReadingPlan:
     classes: list[tuple[int, ...]]
     labels: list[str]
     notes: list[str]
+    # Curves whose lines the dash check gave them against the net's names (`dashes.exchange_by_dashes`).
+    moved: tuple[int, ...] = ()
 
     @property
     def colours(self) -> list[str | None]:

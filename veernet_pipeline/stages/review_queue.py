@@ -30,7 +30,7 @@ from veernet_pipeline.inference.review import (
 from veernet_pipeline.io.atomic import write_parquet_atomic, write_text_atomic
 from veernet_pipeline.io.tranches import archive_dirs, run_tranches
 from veernet_pipeline.provenance import digest, file_sha256
-from veernet_pipeline.reading.confidence import ALIKE
+from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED
 from veernet_pipeline.stages.cache import StageResult, files_version, run_cached
 
 
@@ -77,6 +77,7 @@ def review_queue(settings: Settings) -> StageResult:
         counts = {"queued": len(queue), "unreviewed": int((queue["mark"] == "").sum())}
         counts.update({mark: int((queue["mark"] == mark).sum()) for mark in MARKS.values()})
         counts["drawn_alike"] = int((queue[ALIKE] > 0).sum())  # scans whose identities rest on continuity alone
+        counts["dash_exchanged"] = int((queue[EXCHANGED] > 0).sum())  # ... or on the dash-length rule
         return StageResult("review_queue", counts=counts,
                            paths={"queue": str(outputs[0]), "queue_md": str(outputs[1]), "marks": str(marks)})
 
