@@ -1,7 +1,9 @@
 """Candidate positions of the curves in every column: the heaviest runs of curve ink, with their extent.
 
 A run is a vertical stretch of rows in one column where curve ink is likely: the summed
-probability of every class some requested curve may be drawn in reaches `min_confidence`, or a gap
+probability of the classes that count as curve ink reaches `min_confidence` (the path search counts
+every line style: `STYLE_CLASSES`, below; by default the classes some requested curve may be drawn
+in), or a gap
 of at most `LADDER_GAP_PX` rows between two stretches of one broken style's ink (a dashed steep
 stroke's dash gaps, which would cut it into a ladder of runs too far apart to step between).
 `other_ink` (text, flags, hatching) is never curve ink, so it neither forms runs nor takes
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, style_class
+from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, STYLES, style_class
 from veernet_pipeline.reading.colour import pen_membership
 
 EPS = 1e-6
@@ -40,6 +42,12 @@ MAX_THICKNESS = 32
 # Gaps in one broken style's ink up to this many rows within a column are curve ink too (`find_candidates`).
 LADDER_GAP_PX = 4
 BROKEN_CLASSES = frozenset(style_class(style) for style in BROKEN_STYLES)
+# Every line style's class. The path search counts all of them as curve ink, not only the styles the sidecar names:
+# a trace the net names in a style no curve of the track is drawn in is still a trace (most often a named curve's
+# ink misnamed), and leaving it out made a broken curve bridge straight past it. On the first 80 val logs, in the
+# columns where a bridged broken curve was more than 0.02 of the track off, its truth lay on curve ink of another
+# style that no other curve read in 6,814 and on no ink in 7,936 (docs/accuracy.md, 2026-12-07 "every style").
+STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ class Candidates:
 
 def find_candidates(
     probs: np.ndarray, classes: Sequence[Sequence[int]], max_candidates: int, min_confidence: float,
-    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (),
+    rgb: np.ndarray | None = None, colours: Sequence[str | None] = (), ink_classes: Sequence[int] | None = None,
 ) -> Candidates:
     """The heaviest runs of curve ink in every column, and each curve's share of them.
 
@@ -80,17 +88,20 @@ def find_candidates(
         probs: class probabilities, channel 0 background.
         classes: per requested curve, the channels that are evidence of its ink (`reading.styles.curve_classes`).
         max_candidates: runs kept per column (by probability mass).
-        min_confidence: a pixel is curve ink where the summed probability of every curve's classes reaches this.
+        min_confidence: a pixel is curve ink where the summed probability of the `ink_classes` reaches this.
         rgb: the colour print on the same grid, or None (a gray scan: shares by style alone).
         colours: with `rgb`, per curve its pen (`io.colours`) or None; empty = none named.
+        ink_classes: channels that are curve ink beside every channel some curve's classes name (each curve's
+            share is of all of it); None = those alone.
 
     Shape:
         probs: (C, H, W); rgb: (H, W, 3) uint8. Returns `Candidates` with M = max_candidates and K = len(classes).
     """
     n_channels, height, width = probs.shape
-    union = sorted({c for curve in classes for c in curve})
+    union = sorted({c for curve in classes for c in curve}.union(ink_classes or ()))
     if any(not 0 < c < n_channels for c in union):
-        raise ValueError(f"curve classes {list(classes)} name channels outside 1..{n_channels - 1}")
+        raise ValueError(f"curve classes {list(classes)} or ink classes {ink_classes} name channels outside "
+                         f"1..{n_channels - 1}")
     ink = np.sum([probs[c] for c in union], axis=0, dtype=np.float64) if union else np.zeros((height, width))
     inside = ink >= min_confidence
     if n_channels == NUM_CLASSES:

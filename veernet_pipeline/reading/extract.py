@@ -7,7 +7,8 @@ does. So do we (docs/reading.md):
 
 1. Evidence. Curve k's evidence is the summed probability of its classes (`reading.styles.curve_classes`:
    the style the sidecar names, or the seeds' convention). Candidates are the heaviest runs of
-   curve ink per column (`reading.candidates`), with their extents.
+   curve ink per column (`reading.candidates`; ink of every line style, named in the track or not), with
+   their extents.
 2. Groups. Curves whose classes overlap compete for the same ink, so they are read jointly
    (exact joint Viterbi up to three, peeling beyond, `reading.paths`), keeping their places
    through gaps on ghost runs (`reading.ghosts`); curves of disjoint styles are read by
@@ -43,7 +44,7 @@ import numpy as np
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.reading.alike_order import alike_order
-from veernet_pipeline.reading.candidates import BROKEN_CLASSES, Candidates, find_candidates
+from veernet_pipeline.reading.candidates import BROKEN_CLASSES, STYLE_CLASSES, Candidates, find_candidates
 from veernet_pipeline.reading.ghosts import JointSteps, joint_steps, read_jointly
 from veernet_pipeline.reading.paths import emissions, give_way, viterbi_single
 from veernet_pipeline.reading.rejoin import rejoin
@@ -109,7 +110,9 @@ def trace_curves(
     wrap = np.array(tuple(wraps) or (False,) * len(classes), dtype=bool)
     if wrap.shape != (len(classes),):
         raise ValueError(f"wraps names {wrap.size} curves, classes {len(classes)}: give one flag per curve")
-    cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence, rgb, colours)
+    # Every line style is curve ink, whichever the sidecar names (`candidates.STYLE_CLASSES`).
+    ink_classes = STYLE_CLASSES if probs.shape[0] == NUM_CLASSES else None
+    cands = find_candidates(probs, classes, params.max_candidates, params.min_confidence, rgb, colours, ink_classes)
     # Both searches share the costs: the second only adds the run-height term for curves drawn alike.
     # The joint steps (ghost runs) are built on first use: a track whose curves are all read alone needs none.
     emission = emissions(cands, params)
