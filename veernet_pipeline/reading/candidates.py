@@ -45,8 +45,9 @@ BROKEN_CLASSES = frozenset(style_class(style) for style in BROKEN_STYLES)
 # Every line style's class. The path search counts all of them as curve ink, not only the styles the sidecar names:
 # a trace the net names in a style no curve of the track is drawn in is still a trace (most often a named curve's
 # ink misnamed), and leaving it out made a broken curve bridge straight past it. On the first 80 val logs, in the
-# columns where a bridged broken curve was more than 0.02 of the track off, its truth lay on curve ink of another
-# style that no other curve read in 6,814 and on no ink in 7,936 (docs/accuracy.md, 2026-12-07 "every style").
+# columns where a bridged broken curve was more than 0.02 of the track off and no other curve was read, its truth lay
+# on curve ink the net gave mostly to other styles in 6,814 and on no ink in 7,936 (docs/accuracy.md, "Every line
+# style's ink counted as curve ink").
 STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
 
 
