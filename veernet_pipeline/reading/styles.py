@@ -22,11 +22,10 @@ import numpy as np
 from veernet_pipeline.config import ExtractParams
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.classes import BROKEN_STYLES, NUM_CLASSES, STYLES, style_class
-from veernet_pipeline.reading.candidates import find_candidates
+from veernet_pipeline.reading.candidates import STYLE_CLASSES, find_candidates
 
 MAX_CURVES = 5  # curves a track may hold when the map decides (real tracks hold 2 to 5)
 SEEDS_CHANNELS = 3  # background, curve A, curve B: the classes before line styles
-CURVE_STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
 
 
 def curve_classes(styles: Sequence[str | None]) -> list[tuple[int, ...]]:
@@ -125,7 +124,7 @@ def count_curves(probs: np.ndarray, params: ExtractParams) -> int:
     Shape:
         probs: (7, H, W).
     """
-    cands = find_candidates(probs, [CURVE_STYLE_CLASSES], params.max_candidates, params.min_confidence)
+    cands = find_candidates(probs, [STYLE_CLASSES], params.max_candidates, params.min_confidence)
     runs = cands.valid.sum(axis=1)  # runs of curve ink per column
     return sum(1 for n in range(1, MAX_CURVES + 1) if float(np.mean(runs >= n)) >= params.min_support)
 
@@ -186,7 +185,7 @@ def plan_reading(probs: np.ndarray, calibration: Calibration | None, params: Ext
             n_curves = count_curves(probs, params)
             notes = [f"no sidecar: no line style dominates the map's ink; {n_curves} curves of any style found "
                      f"(a separate run of curve ink in >= {params.min_support:.0%} of columns)"]
-            return ReadingPlan(Calibration.track_units(n_curves), [CURVE_STYLE_CLASSES] * n_curves,
+            return ReadingPlan(Calibration.track_units(n_curves), [STYLE_CLASSES] * n_curves,
                                ["any"] * n_curves, notes)
         calib = Calibration.track_units(len(styles), styles)
         notes = [f"no sidecar: {len(styles)} curves found in the map ({', '.join(styles)}); "
