@@ -29,7 +29,8 @@ does. So do we (docs/reading.md):
    style cost, so a group of them whose pens differ (typical stroke thickness), or else whose
    typical run heights differ, is searched again with that cost among themselves (`reread_by_height`);
    for the others, where two meet, the one whose line before the contact continues into the
-   other's line after it gets that line (`untangle`), and after a stretch where both are absent, the one whose
+   other's line after it gets that line (`untangle`; where one's steep stroke crosses the other's line, the one
+   whose jump continues the stroke: `untangle.hand_offs`), and after a stretch where both are absent, the one whose
    rows before it continue into the other's after it gets those (`reading.rejoin`). Then they are listed top first,
    except that lines stepping through an edge go to curves with a backup scale (`reading.alike_order`).
 """
@@ -54,7 +55,7 @@ from veernet_pipeline.reading.run_heights import (
     height_emission,
     track_run_emission,
 )
-from veernet_pipeline.reading.untangle import alike_pairs, untangle
+from veernet_pipeline.reading.untangle import alike_pairs, hand_offs, untangle
 from veernet_pipeline.reading.visits import gap_visits
 
 
@@ -142,6 +143,7 @@ def trace_curves(
     pairs = alike_pairs(kinds, typical)
     rejoin(out_rows, confidence, pairs)
     untangle(out_rows, confidence, pairs)
+    hand_offs(out_rows, confidence, pairs)
     order = alike_order(out_rows, kinds, wrap, height, params.max_gap)
     return out_rows[order], confidence[order]
 

@@ -3,8 +3,10 @@
 Two curves of the same classes cost the same on either branch after they meet, so the path search
 (`reading.extract`) cannot tell a crossing from a bounce; `untangle` decides each contact by
 which curve jumped onto the other's line where one rode it through its own pen gap (`jumped`),
-else by the curves' slopes either side (`crossed`). `alike_pairs` says which pairs only their
-lines can settle (also for `reading.rejoin`, which decides across a stretch where both are absent).
+else by the curves' slopes either side (`crossed`). Where one crosses the other's line in a steep
+stroke they need not come near each other at all, and `hand_offs` decides (`handed_off`).
+`alike_pairs` says which pairs only their lines can settle (also for `reading.rejoin`, which
+decides across a stretch where both are absent).
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ UNTANGLE_MARGIN = 0.5
 CONTACT_PX = 2.0  # two read rows this close (gaps bridged) meet: a crossing, or a touch
 # A row that moves more than this from one column to the next, into or out of a contact, jumped there (`jumped`).
 STEADY_PX = 8.0
+# A hand-off (`hand_offs`): columns where either curve jumps, joined across breaks of up to this many columns; and
+# the read columns each side whose median row stands for where a curve is before it and after it.
+HANDOFF_JOIN = 6
+HANDOFF_SIDE = 6
 
 
 def alike_pairs(classes: Sequence[Hashable], typical: np.ndarray) -> list[tuple[int, int]]:
@@ -120,3 +126,80 @@ def crossed(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
     as_read = abs(slopes[0, a] - slopes[1, a]) + abs(slopes[0, b] - slopes[1, b])
     crossed = abs(slopes[0, a] - slopes[1, b]) + abs(slopes[0, b] - slopes[1, a])
     return crossed < UNTANGLE_MARGIN * as_read
+
+
+def hand_offs(rows: np.ndarray, confidence: np.ndarray, pairs: Sequence[tuple[int, int]]) -> None:
+    """Swap two same-class curves' tails where one left its line by a jump just as the other landed on it.
+
+    Where one curve's steep stroke crosses the other's line, the stroke's run in the crossing column
+    holds both, and the search pays `crossing_cost` for two curves on one run; handing over costs it
+    nothing more, since the jumps add up to the same rows: the other curve leaves its line up the rest
+    of the stroke while the first stops on that line (val log 000441: a solid curve's excursion from
+    row 401 to 159 read as 401 -> 258 and, for the curve at 260, 260 -> 159; the two stayed traded for
+    3,100 columns). A reader takes the one stroke. So, left to right over each pair's jumps (steps of
+    more than `STEADY_PX` between read columns, joined across `HANDOFF_JOIN` columns), where both
+    curves moved but one would have stayed had they traded lines, at the same rows moved in all
+    (`handed_off`), the tails are swapped at the column inside the jumps that leaves the fewest rows
+    stepped (`least_steps_cut`).
+
+    Shape:
+        rows, confidence: (K, W), changed in place; pairs: the curves drawn alike (`alike_pairs`).
+    """
+    width = rows.shape[1]
+    for a, b in pairs:
+        start = 1
+        while start < width:
+            with np.errstate(invalid="ignore"):  # a step from or to an absent column is no jump
+                steps = np.abs(np.diff(rows[[a, b], start - 1:], axis=1)) > STEADY_PX
+            jumps = np.nonzero(steps.any(axis=0))[0] + start  # columns whose row jumped from the one before
+            if not jumps.size:
+                break
+            breaks = np.nonzero(np.diff(jumps) > HANDOFF_JOIN)[0]
+            first, last = int(jumps[0]), int(jumps[breaks[0]] if breaks.size else jumps[-1])
+            if handed_off(rows, a, b, first, last):
+                swap_tails(rows, confidence, a, b, least_steps_cut(rows, a, b, first, last))
+            start = last + 1
+
+
+def side_level(rows: np.ndarray, columns: np.ndarray) -> float:
+    """Median of a curve's read rows in `columns` (inside the track); NaN with fewer than half of them read.
+
+    Shape:
+        rows: (W,).
+    """
+    seen = rows[columns[(columns >= 0) & (columns < rows.shape[0])]]
+    seen = seen[np.isfinite(seen)]
+    return float(np.median(seen)) if seen.size > HANDOFF_SIDE // 2 else float("nan")
+
+
+def handed_off(rows: np.ndarray, a: int, b: int, first: int, last: int) -> bool:
+    """Whether curves a and b handed a line over in their jumps at columns `first..last`.
+
+    Each curve's level before (`HANDOFF_SIDE` columns up to `first`) and after (from `last` on): as read, both moved
+    more than `STEADY_PX`; with the tails traded exactly one would move, and the rows moved would add up the same
+    (within `STEADY_PX`): one stroke through the other's line. Where trading saves rows instead (both read curves
+    jumped across each other's lines), the tails may have been traded before these jumps: they are left as read
+    (on val log 000370 such a rule traded a pair back the wrong way).
+    """
+    before = np.array([side_level(rows[k], np.arange(first - HANDOFF_SIDE, first)) for k in (a, b)])
+    after = np.array([side_level(rows[k], np.arange(last, last + HANDOFF_SIDE)) for k in (a, b)])
+    if not np.all(np.isfinite(np.r_[before, after])):
+        return False
+    as_read, traded = np.abs(after - before), np.abs(after[::-1] - before)
+    return bool(np.all(as_read > STEADY_PX) and np.sum(traded > STEADY_PX) == 1
+                and abs(traded.sum() - as_read.sum()) <= STEADY_PX)
+
+
+def least_steps_cut(rows: np.ndarray, a: int, b: int, first: int, last: int) -> int:
+    """The column in `first..last` from which trading a and b's rows leaves the fewest rows stepped across them.
+
+    Inside a stroke the two readings zigzag between its run's rows, so where the trade starts decides how much of
+    that is left.
+    """
+    lo, hi = max(0, first - 1), min(rows.shape[1], last + 2)
+    costs = []
+    for cut in range(first, last + 1):
+        trial = rows[[a, b], lo:hi].copy()
+        trial[:, cut - lo:] = trial[::-1, cut - lo:]
+        costs.append(np.nansum(np.abs(np.diff(trial, axis=1))))
+    return first + int(np.argmin(costs))
