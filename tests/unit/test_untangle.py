@@ -141,6 +141,6 @@ def test_a_steep_stroke_across_a_line_drawn_alike_keeps_both_identities(
         return worst_read_error(probs, test_settings.extract, [(SOLID,), (SOLID,)], [line, stroke], flat)
 
     assert worst_error() <= 1.0
-    # Without it the search hands the line over where the stroke comes back (the tails 60 px apart).
+    # Without it the search hands the line over where the stroke comes back (the tails 63 px apart).
     monkeypatch.setattr(extract, "hand_offs", lambda *args: None)
     assert worst_error() > 40

@@ -162,7 +162,7 @@ def hand_offs(rows: np.ndarray, confidence: np.ndarray, pairs: Sequence[tuple[in
 
 
 def side_level(rows: np.ndarray, columns: np.ndarray) -> float:
-    """Median of a curve's read rows in `columns` (inside the track); NaN with fewer than half of them read.
+    """Median of a curve's read rows in `columns` (inside the track); NaN unless more than half of them are read.
 
     Shape:
         rows: (W,).
