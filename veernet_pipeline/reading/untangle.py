@@ -145,20 +145,16 @@ def hand_offs(rows: np.ndarray, confidence: np.ndarray, pairs: Sequence[tuple[in
     Shape:
         rows, confidence: (K, W), changed in place; pairs: the curves drawn alike (`alike_pairs`).
     """
-    width = rows.shape[1]
     for a, b in pairs:
-        start = 1
-        while start < width:
-            with np.errstate(invalid="ignore"):  # a step from or to an absent column is no jump
-                steps = np.abs(np.diff(rows[[a, b], start - 1:], axis=1)) > STEADY_PX
-            jumps = np.nonzero(steps.any(axis=0))[0] + start  # columns whose row jumped from the one before
-            if not jumps.size:
-                break
-            breaks = np.nonzero(np.diff(jumps) > HANDOFF_JOIN)[0]
-            first, last = int(jumps[0]), int(jumps[breaks[0]] if breaks.size else jumps[-1])
+        with np.errstate(invalid="ignore"):  # a step from or to an absent column is no jump
+            steps = np.abs(np.diff(rows[[a, b]], axis=1)) > STEADY_PX
+        jumps = np.nonzero(steps.any(axis=0))[0] + 1  # columns whose row jumped from the one before
+        # Trading tails at a column inside one window leaves every later step the same (both rows move together), so
+        # the windows are found once.
+        windows = np.split(jumps, np.nonzero(np.diff(jumps) > HANDOFF_JOIN)[0] + 1) if jumps.size else []
+        for first, last in ((int(window[0]), int(window[-1])) for window in windows):
             if handed_off(rows, a, b, first, last):
                 swap_tails(rows, confidence, a, b, least_steps_cut(rows, a, b, first, last))
-            start = last + 1
 
 
 def side_level(rows: np.ndarray, columns: np.ndarray) -> float:
