@@ -57,10 +57,11 @@ from veernet_pipeline.evaluation.evaluate import score_curves, select_logs
 from veernet_pipeline.evaluation.truth import truth_tracks
 from veernet_pipeline.io.atomic import write_json_atomic, write_text_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.classes import NUM_CLASSES, STYLES, style_class
+from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tiff import decode_scan
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.candidates import STYLE_CLASSES
 from veernet_pipeline.reading.extract import trace_curves
 from veernet_pipeline.reading.predict import predict_probs
 from veernet_pipeline.reading.styles import as_style_probs, curve_classes, style_labels
@@ -82,7 +83,6 @@ GRID: dict[str, list[float]] = {
 PASSES = 2
 # What the curves are read from: the net, the true masks (the ceiling), and two mixtures (`source_probs`).
 SOURCES = ("net", "mask", "net_ink", "true_ink")
-STYLE_CLASSES = tuple(style_class(style) for style in STYLES)
 EPS = 1e-6
 COVERAGE_SLACK = 0.005
 
