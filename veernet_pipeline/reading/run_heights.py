@@ -18,6 +18,8 @@ lines there, each curve taking the other's stretch. So a group whose pens differ
 stroke thickness instead (`Candidates.thickness`, the pen wherever the stroke goes), and by run
 heights only where the thicknesses do not tell every two of its curves apart (`alike_measure`):
 pens alike, busyness not.
+Where a first reading traded the lines, each curve's median mixes two pens; the pens are then
+looked for in the stretches of line it read (`reading.stretches`).
 
 Curves of different styles leave runs of their own heights too, and where the net names a
 stretch of ink ambiguously (beside another curve, the style evidence splits) the height tells
@@ -32,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from veernet_pipeline.reading.candidates import Candidates
+from veernet_pipeline.reading.stretches import stretch_typical
 
 # Quantile of the heights of a curve's lone runs taken as its typical height.
 HEIGHT_QUANTILE = 0.5
@@ -106,20 +109,31 @@ def height_emission_all(heights: np.ndarray, typical: np.ndarray, weight: float)
     return cost
 
 
+def told_apart(typical: np.ndarray) -> bool:
+    """Whether every two curves' typical measures differ by `MIN_HEIGHT_DIFFERENCE` or more (NaN: not)."""
+    apart = np.abs(typical[:, None] - typical[None]) >= MIN_HEIGHT_DIFFERENCE  # NaN compares False
+    return bool(apart[np.triu_indices(typical.shape[0], k=1)].all())
+
+
 def alike_measure(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The run measure a group drawn alike is told apart by, and each curve's typical value in it.
 
-    Stroke thickness where the curves' typical thicknesses differ by `MIN_HEIGHT_DIFFERENCE` or
-    more for every two of them (their pens tell them apart); else run height (pen and busyness).
+    Stroke thickness where the curves' typical thicknesses tell every two of them apart (their pens
+    differ); else run height (pen and busyness). Where the curves' own medians do not tell them apart
+    in a measure, the first reading may have traded their lines and mixed their runs, so the pens are
+    looked for in the stretches of line it read (`stretches.stretch_typical`) before the next measure.
 
     Shape:
         states: (g, W), the group's paths. Returns heights (W, M) and typical (g,) px, NaN where unknown.
     """
-    thick = typical_measure(cands.thickness, states)
-    apart = np.abs(thick[:, None] - thick[None]) >= MIN_HEIGHT_DIFFERENCE  # NaN compares False
-    if apart[np.triu_indices(thick.shape[0], k=1)].all():
-        return cands.thickness, thick
-    return cands.height, typical_measure(cands.height, states)
+    for measure in (cands.thickness, cands.height):
+        typical = typical_measure(measure, states)
+        if told_apart(typical):
+            return measure, typical
+        pens = stretch_typical(measure, cands, states, MIN_HEIGHT_COLUMNS)
+        if told_apart(pens):
+            return measure, pens
+    return cands.height, typical
 
 
 def track_run_emission(cands: Candidates, states: np.ndarray, weight: float) -> np.ndarray:
