@@ -84,8 +84,8 @@ def test_alike_curves_whose_medians_meet_are_read_by_their_pens_not_their_height
 @pytest.mark.parametrize(("every", "found"), [(100, False), (40, True)])
 def test_a_cluster_no_curve_holds_for_long_is_not_a_pen(every: int, found: bool) -> None:
     # Both curves are 3-px pens; curve 1 crosses grid lines in stretches of 10 columns that measure 10 px, cut
-    # off by a column where it is absent either side. Every 100 columns they are 20 of its 196 stretch columns
-    # (10 %, under MIN_SUPPORT): no pens. Every 40, 50 of 190 (26 %): a pen of 10 px, as the rule says.
+    # off by a column where it is absent either side. Every 100 columns they are 20 of its 192 stretch columns
+    # (10 %, under MIN_SUPPORT): no pens. Every 40, 50 of 186 (27 %): a pen of 10 px, as the rule says.
     thickness = np.full((N, 2), 3.0)
     states = np.zeros((2, N), dtype=np.int64)
     states[1] = 1
