@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 
+from veernet_pipeline.reading import run_heights
 from veernet_pipeline.reading.candidates import Candidates
-from veernet_pipeline.reading.run_heights import MIN_HEIGHT_COLUMNS, alike_measure, typical_measure
+from veernet_pipeline.reading.run_heights import (
+    MIN_HEIGHT_COLUMNS,
+    MIN_HEIGHT_DIFFERENCE,
+    alike_measure,
+    typical_measure,
+)
 from veernet_pipeline.reading.stretches import MIN_STRETCH, kmeans_1d, lone_stretches, stretch_typical
 
 N = 4 * MIN_HEIGHT_COLUMNS
@@ -109,3 +117,23 @@ def test_too_few_stretch_columns_give_no_pens(columns: int) -> None:
     states[1, columns:] = 2  # curve 1 absent after `columns`
     typical = stretch_typical(cands.thickness, cands, states, MIN_HEIGHT_COLUMNS)
     assert np.isnan(typical).all() == (columns < MIN_HEIGHT_COLUMNS)
+
+
+def test_pens_under_a_pixel_apart_from_stretches_are_told_apart() -> None:
+    """A 1-px pen whose line measures 1.0 px in the first half of the track and 1.4 in the second (its stroke's
+    whole-pixel rows vary), beside a 2-px pen, traded half way. The medians (1.5 / 1.7) and the heights (5 / 5) do not
+    tell the curves apart; the stretch medians 1.0, 2.0 | 2.0, 1.4 cluster into pens (1.0 + 1.4) / 2 = 1.2 and 2.0,
+    0.8 px apart: told apart at `MIN_PEN_DIFFERENCE` (0.75), not at the medians' 1 px."""
+    thickness = np.empty((N, 2))
+    thickness[:, 1] = 2.0
+    thickness[: N // 2, 0], thickness[N // 2:, 0] = 1.0, 1.4
+    cands = _lines(thickness, height=np.full((N, 2), 5.0))
+    states = _traded(N // 2)
+    np.testing.assert_allclose(typical_measure(cands.thickness, states), [1.5, 1.7])
+    measure, typical = alike_measure(cands, states)
+    assert measure is cands.thickness
+    np.testing.assert_allclose(sorted(typical.tolist()), [1.2, 2.0])
+    with mock.patch.object(run_heights, "MIN_PEN_DIFFERENCE", MIN_HEIGHT_DIFFERENCE):
+        measure, _ = alike_measure(cands, states)
+    assert measure is not cands.thickness  # run heights (a fresh array each time: `Candidates.height`)
+    np.testing.assert_array_equal(measure, cands.height)

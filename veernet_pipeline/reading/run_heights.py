@@ -42,6 +42,12 @@ HEIGHT_QUANTILE = 0.5
 MIN_HEIGHT_COLUMNS = 50
 # Alike curves whose typical heights differ by less than this (px) are not told apart by height.
 MIN_HEIGHT_DIFFERENCE = 1.0
+# The same for pens found from stretches (`stretch_typical`). A median of whole-pixel runs is a whole or half pixel, so
+# pens 1 px apart give medians 1 px apart; a pen from stretches is the weighted mean of a cluster of stretch medians,
+# and two pens 1 px apart come out a little under or over 1 px (foreign scan 000014: 1.02 / 2.03). Half a pixel and a
+# quarter clears that; on the 80 val logs and the first 100 test logs no curve moves (docs/accuracy.md, "Pens from
+# stretches told apart at 0.75 px").
+MIN_PEN_DIFFERENCE = 0.75
 # Misfit (px) beyond which a run is equally unlike every curve: a crossing's merged run, a spike.
 MISFIT_CAP = 4.0
 
@@ -109,9 +115,14 @@ def height_emission_all(heights: np.ndarray, typical: np.ndarray, weight: float)
     return cost
 
 
-def told_apart(typical: np.ndarray) -> bool:
-    """Whether every two curves' typical measures differ by `MIN_HEIGHT_DIFFERENCE` or more (NaN: not)."""
-    apart = np.abs(typical[:, None] - typical[None]) >= MIN_HEIGHT_DIFFERENCE  # NaN compares False
+def told_apart(typical: np.ndarray, margin: float | None = None) -> bool:
+    """Whether every two curves' typical measures differ by `margin` px or more (NaN: not).
+
+    Args:
+        margin: None for `MIN_HEIGHT_DIFFERENCE` (medians); `MIN_PEN_DIFFERENCE` for pens from stretches.
+    """
+    margin = MIN_HEIGHT_DIFFERENCE if margin is None else margin
+    apart = np.abs(typical[:, None] - typical[None]) >= margin  # NaN compares False
     return bool(apart[np.triu_indices(typical.shape[0], k=1)].all())
 
 
@@ -131,7 +142,7 @@ def alike_measure(cands: Candidates, states: np.ndarray) -> tuple[np.ndarray, np
         if told_apart(typical):
             return measure, typical
         pens = stretch_typical(measure, cands, states, MIN_HEIGHT_COLUMNS)
-        if told_apart(pens):
+        if told_apart(pens, MIN_PEN_DIFFERENCE):
             return measure, pens
     return cands.height, typical
 
