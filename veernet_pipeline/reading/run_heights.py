@@ -44,9 +44,10 @@ MIN_HEIGHT_COLUMNS = 50
 MIN_HEIGHT_DIFFERENCE = 1.0
 # The same for pens found from stretches (`stretch_typical`). A median of whole-pixel runs is a whole or half pixel, so
 # pens 1 px apart give medians 1 px apart; a pen from stretches is the weighted mean of a cluster of stretch medians,
-# and two pens 1 px apart come out a little under or over 1 px (foreign scan 000014: 1.02 / 2.03). Half a pixel and a
-# quarter clears that; on the 80 val logs and the first 100 test logs no curve moves (docs/accuracy.md, "Pens from
-# stretches told apart at 0.75 px").
+# and two pens 1 px apart come out a little under or over 1 px (foreign scan 000014: 1.022 / 2.022 px read on one torch
+# thread, 1.022 / 2.029 on two). Half a pixel and a quarter clears that; on the 80 val logs and every test log no curve
+# moves (docs/accuracy.md, "Pens from stretches told apart at 0.75 px"). `untangle.alike_pairs` keeps the 1 px, so a
+# pair told apart only so is untangled at its contacts as well.
 MIN_PEN_DIFFERENCE = 0.75
 # Misfit (px) beyond which a run is equally unlike every curve: a crossing's merged run, a spike.
 MISFIT_CAP = 4.0
