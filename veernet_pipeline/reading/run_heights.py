@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from veernet_pipeline.reading.candidates import Candidates
-from veernet_pipeline.reading.stretches import stretch_typical
+from veernet_pipeline.reading.stretches import held_alone, stretch_typical
 
 # Quantile of the heights of a curve's lone runs taken as its typical height.
 HEIGHT_QUANTILE = 0.5
@@ -71,8 +71,7 @@ def typical_measure(measure: np.ndarray, states: np.ndarray) -> np.ndarray:
     cols = np.arange(states.shape[1])
     typical = np.full(n_curves, np.nan)
     for k in range(n_curves):
-        others = np.delete(states, k, axis=0)
-        alone = (states[k] < m) & ~np.any(others == states[k][None], axis=0)
+        alone = held_alone(states, k, m)
         held = measure[cols[alone], states[k, alone]]
         if held.size >= MIN_HEIGHT_COLUMNS:
             typical[k] = float(np.quantile(held, HEIGHT_QUANTILE))

@@ -29,6 +29,16 @@ MIN_STRETCH = 5
 MIN_SUPPORT = 0.2
 
 
+def held_alone(states: np.ndarray, k: int, absent: int) -> np.ndarray:
+    """Where curve k reads a run no other curve of `states` reads (absent columns: False).
+
+    Shape:
+        states: (K, W), candidate index per column, `absent` where absent. Returns (W,) bool.
+    """
+    others = np.delete(states, k, axis=0)
+    return (states[k] < absent) & ~np.any(others == states[k][None], axis=0)
+
+
 def lone_stretches(cands: Candidates, states: np.ndarray, k: int) -> list[tuple[int, int]]:
     """Curve k's stretches: `(start, stop)` column ranges, at least `MIN_STRETCH` long, of runs it holds alone,
     each touching (within a row) the run before it.
@@ -36,10 +46,8 @@ def lone_stretches(cands: Candidates, states: np.ndarray, k: int) -> list[tuple[
     Shape:
         states: (K, W), candidate index per column, M = absent.
     """
-    m = cands.top.shape[1]
     width = states.shape[1]
-    others = np.delete(states, k, axis=0)
-    alone = (states[k] < m) & ~np.any(others == states[k][None], axis=0)
+    alone = held_alone(states, k, cands.top.shape[1])
     run = np.where(alone, states[k], 0)
     cols = np.arange(width)
     top = np.where(alone, cands.top[cols, run], np.nan)
