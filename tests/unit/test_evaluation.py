@@ -317,6 +317,30 @@ def test_evaluate_model_writes_metrics_csv_and_overlay(
     assert set(metrics["curve_counts"]) == {"2"} and set(metrics["heights"]) == {"standard"}
 
 
+def test_evaluate_model_reads_the_same_in_worker_processes_as_in_this_one(tmp_path: Path,
+                                                                         test_settings: Settings) -> None:
+    """Three logs read in two spawned workers and one after another in this process: the same bytes written."""
+    set_dir = tmp_path / "multiclass"
+    set_dir.mkdir()
+    rows = [_write_log(set_dir, name, "test", 320, 96 + 16 * k) for k, name in enumerate("abc")]
+    pd.DataFrame(rows).to_parquet(set_dir / "index.parquet")
+    torch.manual_seed(test_settings.seed)
+    save_model(tmp_path / "model", build_model(test_settings.model, 7), test_settings.model, 7)
+    threads = torch.get_num_threads()
+
+    for workers in (1, 2):
+        evaluate_model(tmp_path / "model", set_dir, tmp_path / f"eval-{workers}", test_settings.evaluate,
+                       test_settings.extract, seed=test_settings.seed,
+                       low_confidence=test_settings.infer.low_confidence, workers=workers)
+
+    # Read here, the logs took one thread; the caller's own count comes back.
+    assert torch.get_num_threads() == threads
+    for name in ("per_log.csv", "metrics.json"):
+        assert (tmp_path / "eval-1" / name).read_bytes() == (tmp_path / "eval-2" / name).read_bytes()
+    per_log = pd.read_csv(tmp_path / "eval-2" / "per_log.csv", dtype={"id": str})
+    assert per_log["id"].tolist() == ["a", "a", "b", "b", "c", "c"]
+
+
 def test_overlay_window_measures_a_backup_scale_curve_round_the_edge(tmp_path: Path) -> None:
     # The curve wraps from row 2 to row 97 at column 500 and is read wrapping a column late: 95 px off straight
     # across, 100 - 95 = 5 round the edge. At columns 1500-1509 it is read 5 px off: 50 in all.

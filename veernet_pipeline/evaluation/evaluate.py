@@ -15,15 +15,26 @@ Curves drawn alike (identical classes) are scored under the assignment that fits
 the log, since nothing in the picture says which is which (`identity`). A one-logit binary model
 cannot tell curves apart; its single curve is compared, column by column, with whichever true
 curve lies nearer.
+
+On a CPU every log is read on one torch thread (`READ_THREADS`), in spawned worker processes, one
+per core. A convolution splits its sums by the thread count, so one log's probabilities differ in
+their last bits between one thread and two, and a reading decision on a margin goes either way
+(docs/accuracy.md, "The same reading on one thread and on two": 27 of 525 own test curves moved by
+more than 0.001 of MAE). On one thread a log gives the same bytes on any number of cores, and the
+figures the docs report (read one process to a log, one thread) are what `veernet evaluate` writes.
+On CUDA the logs are read in this process: the GPU's sums do not depend on the CPU's threads.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Hashable, Sequence
+import multiprocessing
+from collections.abc import Hashable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -40,6 +51,7 @@ from veernet_pipeline.evaluation.summary import finite_stat, summarise
 from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth_band, truth_values
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.pool import worker_count
 from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
@@ -53,11 +65,29 @@ from veernet_pipeline.reading.values import rows_to_values
 log = logging.getLogger(__name__)
 
 OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
+READ_THREADS = 1  # torch threads a log is read on, whatever the machine's cores (module docstring)
+
+
+class LogReading(NamedTuple):
+    """One log read and scored (`read_log`).
+
+    Shape:
+        image, predicted, mask: (H, W) uint8; truth_rows, pred_rows: (K, W) pixel rows; cyclic: (K,) bool.
+    """
+
+    image: np.ndarray
+    truth_rows: np.ndarray
+    pred_rows: np.ndarray
+    cyclic: np.ndarray
+    records: list[dict[str, Any]]
+    predicted: np.ndarray  # the class the model gives each pixel, for the pooled mask scores
+    mask: np.ndarray  # the true class of each pixel
+    num_classes: int  # the maps of class probabilities read (1 for a one-logit binary net)
 
 
 def evaluate_model(
     model_dir: Path, set_dir: Path, out_dir: Path, params: EvaluateParams, extract: ExtractParams,
-    split: str | None = None, *, seed: int, low_confidence: float,
+    split: str | None = None, *, seed: int, low_confidence: float, workers: int = 0,
 ) -> dict[str, Any]:
     """Evaluate the model in `model_dir` on split `split` (default `params.split`) of the set `set_dir`.
 
@@ -69,7 +99,9 @@ def evaluate_model(
 
     `seed` (the params' global seed) seeds the bootstrap of `interval`. `low_confidence`
     (`infer.low_confidence`) is the threshold of each log's `low_conf_share`: per_log.csv carries
-    the four figures the review queue ranks a digitised scan by (`reading.confidence`).
+    the four figures the review queue ranks a digitised scan by (`reading.confidence`). `workers`:
+    processes reading logs on a CPU, 0 = one per core this process may use (never more than the
+    logs); the figures do not depend on it.
 
     Returns:
         The `summary.summarise` figures: per curve, style, curve count, height and track feature,
@@ -79,17 +111,18 @@ def evaluate_model(
     """
     split = split or params.split
     logs = select_logs(Path(set_dir), split, params.max_logs)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = load_model(model_dir, map_location=device)
     records: list[dict[str, Any]] = []
-    # Pixel counts pooled over every log; a one-logit binary model gives two classes.
-    pooled = MaskScores(max(2, model.num_classes))
+    pooled: MaskScores | None = None  # pixel counts pooled over every log, sized by the first log's classes
     # Only the current best and worst few logs' pictures are held, so memory stays flat over a big split.
     ranked: list[tuple[float, str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    for row in progress(logs.itertuples(index=False), total=len(logs), desc="evaluate", unit="log"):
-        image, truth_rows, pred_rows, cyclic, log_records = evaluate_log(model, Path(set_dir), row, params, extract,
-                                                                          device, pooled, low_confidence)
+    readings = read_logs(Path(model_dir), Path(set_dir), logs, params, extract, low_confidence, workers)
+    for row, reading in zip(logs.itertuples(index=False),
+                            progress(readings, total=len(logs), desc="evaluate", unit="log"), strict=True):
+        image, truth_rows, pred_rows, cyclic, log_records = reading[:5]
         records.extend(log_records)
+        # A one-logit binary model gives two classes: curve and background.
+        pooled = pooled or MaskScores(max(2, reading.num_classes))
+        pooled.update(reading.predicted, reading.mask)
         score = finite_stat(np.mean, np.asarray([r["mae"] for r in log_records], dtype=np.float64))
         ranked.append((math.inf if math.isnan(score) else score, str(row.id), image, truth_rows, pred_rows, cyclic))
         ranked.sort(key=lambda item: item[0])
@@ -114,15 +147,71 @@ def evaluate_model(
     return metrics
 
 
+def read_logs(
+    model_dir: Path, set_dir: Path, logs: pd.DataFrame, params: EvaluateParams, extract: ExtractParams,
+    low_confidence: float, workers: int = 0,
+) -> Iterator[LogReading]:
+    """Each log of `logs` (a set index's rows) read and scored (`read_log`), in the index's order.
+
+    On a CPU each log is read on `READ_THREADS` torch threads, in this process when one worker is all
+    there is to use and otherwise in `workers` spawned processes (0 = one per core), each loading the
+    model once; on CUDA in this process. Either way a log gives the same bytes.
+    """
+    rows = [SimpleNamespace(**row) for row in logs.to_dict("records")]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    count = 1 if device == "cuda" else worker_count(workers, len(rows))
+    if count > 1:
+        # Spawned, not forked, as io.pool's workers: a fork would copy whatever the caller has loaded.
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_reader,
+                                 initargs=(model_dir, set_dir, params, extract, low_confidence)) as pool:
+            yield from pool.map(_read_in_reader, rows)
+        return
+    model = load_model(model_dir, map_location=device)
+    for row in rows:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(READ_THREADS)
+        try:
+            reading = read_log(model, set_dir, row, params, extract, device, low_confidence)
+        finally:
+            torch.set_num_threads(threads)  # the caller's own work keeps its threads
+        yield reading
+
+
+_reader: dict[str, Any] = {}  # a reading worker's model and settings, set once by `_start_reader`
+
+
+def _start_reader(model_dir: Path, set_dir: Path, params: EvaluateParams, extract: ExtractParams,
+                  low_confidence: float) -> None:
+    torch.set_num_threads(READ_THREADS)
+    _reader.update(model=load_model(model_dir), set_dir=set_dir, params=params, extract=extract,
+                   low_confidence=low_confidence)
+
+
+def _read_in_reader(row: SimpleNamespace) -> LogReading:
+    return read_log(_reader["model"], _reader["set_dir"], row, _reader["params"], _reader["extract"], "cpu",
+                    _reader["low_confidence"])
+
+
 def evaluate_log(
     model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str,
     pooled: MaskScores, low_confidence: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-    """Image, truth rows, predicted rows (pixel rows, (K, W)), which curves are scored round the track's edge
-    ((K,) bool) and per-curve records of one log.
+    """`read_log`'s image, truth rows, predicted rows, which curves are scored round the edge and records of one log,
+    its predicted and true masks added to `pooled`; read on the caller's torch threads."""
+    reading = read_log(model, set_dir, row, params, extract, device, low_confidence)
+    pooled.update(reading.predicted, reading.mask)
+    return reading[:5]
 
-    The log's predicted and true masks are added to `pooled`. Each record carries the log's confidence figures as
-    the review queue would rank it (`reading.confidence`, every curve read, `low_confidence` the threshold).
+
+def read_log(
+    model: nn.Module, set_dir: Path, row: Any, params: EvaluateParams, extract: ExtractParams, device: str,
+    low_confidence: float,
+) -> LogReading:
+    """Image, truth rows, predicted rows (pixel rows, (K, W)), which curves are scored round the track's edge
+    ((K,) bool), per-curve records, and the predicted and true class of each pixel, of one log.
+
+    Each record carries the log's confidence figures as the review queue would rank it (`reading.confidence`,
+    every curve read, `low_confidence` the threshold).
     """
     image, rgb = decode_colour(set_dir / row.image)
     mask = tifffile.imread(set_dir / row.mask)
@@ -171,8 +260,8 @@ def evaluate_log(
                         "wrapped_share": float((wraps[known] != 0).mean()) if known.any() else math.nan,
                         "features": _features(row)})
     # MaskScores scores a binary model as curve vs background whatever the set labels its curves.
-    pooled.update(scan.raw.argmax(axis=0), mask)
-    return image, truth[:n] * height - 0.5, rows[:n], np.asarray(cyclic or [False] * n, dtype=bool), records
+    return LogReading(image, truth[:n] * height - 0.5, rows[:n], np.asarray(cyclic or [False] * n, dtype=bool),
+                      records, scan.raw.argmax(axis=0).astype(np.uint8), mask, int(scan.raw.shape[0]))
 
 
 def _features(row: Any) -> str:
