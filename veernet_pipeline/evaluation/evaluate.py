@@ -101,7 +101,8 @@ def evaluate_model(
     (`infer.low_confidence`) is the threshold of each log's `low_conf_share`: per_log.csv carries
     the four figures the review queue ranks a digitised scan by (`reading.confidence`). `workers`:
     processes reading logs on a CPU, 0 = one per core this process may use (never more than the
-    logs); the figures do not depend on it.
+    logs); the figures do not depend on it. The workers are spawned, so a script that calls this
+    needs Python's `if __name__ == "__main__":` guard (each worker imports the script first).
 
     Returns:
         The `summary.summarise` figures: per curve, style, curve count, height and track feature,
