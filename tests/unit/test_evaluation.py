@@ -341,6 +341,22 @@ def test_evaluate_model_reads_the_same_in_worker_processes_as_in_this_one(tmp_pa
     assert per_log["id"].tolist() == ["a", "a", "b", "b", "c", "c"]
 
 
+def test_evaluate_model_names_the_log_a_worker_could_not_read(tmp_path: Path, test_settings: Settings) -> None:
+    """A log whose mask does not fit its scan fails the evaluation in its worker, and the caller hears which file."""
+    set_dir = tmp_path / "multiclass"
+    set_dir.mkdir()
+    rows = [_write_log(set_dir, name, "test", 320, 96) for name in "abc"]
+    pd.DataFrame(rows).to_parquet(set_dir / "index.parquet")
+    write_tiff(set_dir / "b.mask.tif", np.zeros((64, 320), dtype=np.uint8))
+    torch.manual_seed(test_settings.seed)
+    save_model(tmp_path / "model", build_model(test_settings.model, 7), test_settings.model, 7)
+
+    with pytest.raises(ValueError, match=r"b\.mask\.tif: mask shape \(64, 320\) differs"):
+        evaluate_model(tmp_path / "model", set_dir, tmp_path / "eval", test_settings.evaluate, test_settings.extract,
+                       seed=test_settings.seed, low_confidence=test_settings.infer.low_confidence, workers=2)
+    assert not (tmp_path / "eval" / "metrics.json").exists()
+
+
 def test_overlay_window_measures_a_backup_scale_curve_round_the_edge(tmp_path: Path) -> None:
     # The curve wraps from row 2 to row 97 at column 500 and is read wrapping a column late: 95 px off straight
     # across, 100 - 95 = 5 round the edge. At columns 1500-1509 it is read 5 px off: 50 in all.

@@ -163,9 +163,13 @@ def read_logs(
     count = 1 if device == "cuda" else worker_count(workers, len(rows))
     if count > 1:
         # Spawned, not forked, as io.pool's workers: a fork would copy whatever the caller has loaded.
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_reader,
-                                 initargs=(model_dir, set_dir, params, extract, low_confidence)) as pool:
+        pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_reader,
+                                   initargs=(model_dir, set_dir, params, extract, low_confidence))
+        try:
             yield from pool.map(_read_in_reader, rows)
+        finally:
+            # A failed or abandoned evaluation does not wait for the logs still queued (the pool's own exit would).
+            pool.shutdown(cancel_futures=True)
         return
     model = load_model(model_dir, map_location=device)
     for row in rows:
