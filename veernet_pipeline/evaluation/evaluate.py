@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import multiprocessing
+import os
 from collections.abc import Hashable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -51,7 +52,6 @@ from veernet_pipeline.evaluation.summary import finite_stat, summarise
 from veernet_pipeline.evaluation.truth import drawn_tracks, nearest_truth, truth_band, truth_values
 from veernet_pipeline.io.atomic import atomic_dir, write_json_atomic
 from veernet_pipeline.io.calibration import Calibration
-from veernet_pipeline.io.pool import worker_count
 from veernet_pipeline.io.sets import INDEX_FILE, read_split
 from veernet_pipeline.io.tiff import decode_colour
 from veernet_pipeline.model.veernet import load_model
@@ -160,7 +160,9 @@ def read_logs(
     """
     rows = [SimpleNamespace(**row) for row in logs.to_dict("records")]
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    count = 1 if device == "cuda" else worker_count(workers, len(rows))
+    # One per core this process may use, never more than the logs (as io.pool.worker_count counts; not imported,
+    # so that the ingest pool's code stays out of this stage's code fingerprint).
+    count = 1 if device == "cuda" else max(1, min(workers or len(os.sched_getaffinity(0)), len(rows)))
     if count > 1:
         # Spawned, not forked, as io.pool's workers: a fork would copy whatever the caller has loaded.
         pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_reader,
