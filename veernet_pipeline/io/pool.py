@@ -1,4 +1,4 @@
-"""Crash-isolated worker processes for ingest: one file per task, a time limit and a memory limit each.
+"""Crash-isolated worker processes for ingest and the archive's reading: one file per task, time and memory limits.
 
 Built on pebble's `ProcessPool` rather than `concurrent.futures.ProcessPoolExecutor` or a
 hand-written supervisor: when a worker dies (a codec segfault, the memory cap, the OOM killer),
@@ -19,12 +19,13 @@ again is the only one charged with it and the rest of the batch goes on.
 
 Workers are spawned, not forked: a fork would inherit whatever the parent has loaded (torch in
 the Dagster process) and count it against the worker's memory cap. Each starts with
-`scanfile.init_worker` (memory cap, quiet tifffile).
+`scanfile.init_worker` (memory cap, quiet tifffile), then the pool's own initializer if it has one.
 
-Every task's outcome is a dict of manifest fields; `run_each` turns what the worker could not
-report itself into the error columns: ``decode_timeout`` (over the time limit; the worker is
-killed), ``decode_crashed`` (the worker died) and ``ingest_error`` (anything else: a fault of
-ingest, not of the file).
+Every task's outcome is a dict of fields; `run_each` turns what the worker could not report
+itself into its phase's `Failures` fields. Ingest's (`INGEST_FAILURES`, the default) are the
+error columns: ``decode_timeout`` (over the time limit; the worker is killed), ``decode_crashed``
+(the worker died) and ``ingest_error`` (anything else: a fault of ingest, not of the file). The
+archive's reading workers (`inference.readers`) report a failed scan the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import dataclass
 from queue import Empty, SimpleQueue
 from typing import Any
 
@@ -72,16 +74,55 @@ def worker_count(workers: int, jobs: int) -> int:
     return max(1, min(wanted, jobs))
 
 
+@dataclass(frozen=True)
+class Failures:
+    """How `run_each` reports a task its worker could not report: the phase's words and its outcome fields.
+
+    Attributes:
+        phase: names the pool in log lines and progress bars (``ingest``, ``digitize``).
+        limit: the setting that holds the time limit, named when a task runs over it.
+        slow: what to do about a file that ran over the limit.
+        crash: what a worker's death most likely means, and what to do about the file.
+        fields: (kind, message) -> the task's outcome; kind is ``timeout``, ``crashed`` or ``error``
+            (a fault of the pipeline, not of the file), the message starts with the file's path.
+    """
+
+    phase: str
+    limit: str
+    slow: str
+    crash: str
+    fields: Callable[[str, str], dict[str, Any]]
+
+
+def _ingest_fields(kind: str, message: str) -> dict[str, Any]:
+    return {"error_code": {"timeout": DECODE_TIMEOUT, "crashed": DECODE_CRASHED}.get(kind, INGEST_ERROR),
+            "error_message": message}
+
+
+INGEST_FAILURES = Failures("ingest", "ingest.timeout_s", "Re-export the scan, or raise the limit if it is merely large",
+                           "a codec crash on this file, or the memory limit or the OOM killer. Re-export the scan",
+                           _ingest_fields)
+
+
+def _start_worker(memory_mb: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    init_worker(memory_mb)
+    if initializer is not None:
+        initializer(*initargs)
+
+
 class WorkerPool:
     """A pebble `ProcessPool` of spawned, memory-capped workers that can be replaced by a fresh one when lost."""
 
-    def __init__(self, workers: int, memory_mb: int) -> None:
+    def __init__(self, workers: int, memory_mb: int, initializer: Callable[..., None] | None = None,
+                 initargs: tuple[Any, ...] = ()) -> None:
         self.workers, self.memory_mb = workers, memory_mb
+        self.initializer, self.initargs = initializer, initargs
         self.renewals = 0
         self._pool = self._start()
 
     def _start(self) -> ProcessPool:
-        return ProcessPool(max_workers=self.workers, initializer=init_worker, initargs=(self.memory_mb,),
+        return ProcessPool(max_workers=self.workers, initializer=_start_worker,
+                           initargs=(self.memory_mb, self.initializer, self.initargs),
                            context=multiprocessing.get_context("spawn"))
 
     def schedule(self, task: Callable[..., Any], args: tuple[Any, ...] = (), timeout: float | None = None) -> Future:
@@ -100,9 +141,11 @@ class WorkerPool:
 
 
 @contextmanager
-def worker_pool(workers: int, memory_mb: int) -> Iterator[WorkerPool]:
-    """A pool of `workers` spawned processes, each capped at `memory_mb` of address space (0 = uncapped)."""
-    pool = WorkerPool(workers, memory_mb)
+def worker_pool(workers: int, memory_mb: int, initializer: Callable[..., None] | None = None,
+                initargs: tuple[Any, ...] = ()) -> Iterator[WorkerPool]:
+    """A pool of `workers` spawned processes, each capped at `memory_mb` of address space (0 = uncapped) and
+    started with `initializer(*initargs)` (a module-level function) if given."""
+    pool = WorkerPool(workers, memory_mb, initializer, initargs)
     try:
         yield pool
     finally:
@@ -119,38 +162,35 @@ def _death(exc: ProcessExpired) -> str:
     return f"exit code {code}"
 
 
-def _error(code: str, rel: str, message: str) -> dict[str, Any]:
-    return {"error_code": code, "error_message": f"{rel}: {message}"}
-
-
-def _outcome(future: Future, rel: str, step: str, timeout_s: float) -> dict[str, Any]:
-    """The task's fields, or the error columns for a worker that timed out, died or failed outside the task."""
+def _outcome(future: Future, rel: str, step: str, timeout_s: float, failures: Failures) -> dict[str, Any]:
+    """The task's fields, or the failure fields for a worker that timed out, died or failed outside the task."""
     try:
         return future.result()
     except TimeoutError:
-        return _error(DECODE_TIMEOUT, rel, f"{step} took longer than {timeout_s:g} s (ingest.timeout_s); the worker "
-                      "was stopped. Re-export the scan, or raise the limit if it is merely large")
+        return failures.fields("timeout", f"{rel}: {step} took longer than {timeout_s:g} s ({failures.limit}); the "
+                               f"worker was stopped. {failures.slow}")
     except ProcessExpired as exc:
-        return _error(DECODE_CRASHED, rel, f"the worker process died during the {step} ({_death(exc)}): a codec crash "
-                      "on this file, or the memory limit or the OOM killer. Re-export the scan")
-    except Exception as exc:  # noqa: BLE001 - a fault of ingest on one file still must not stop the batch
+        return failures.fields("crashed", f"{rel}: the worker process died during the {step} ({_death(exc)}): "
+                               f"{failures.crash}")
+    except Exception as exc:  # noqa: BLE001 - a fault of the pipeline on one file still must not stop the batch
         logger.exception("%s: %s failed outside the file's own checks", rel, step)
-        return _error(INGEST_ERROR, rel, f"ingest failed on it during the {step} ({type(exc).__name__}: {exc}); "
-                      "this is a fault of the pipeline, not of the file: report it")
+        return failures.fields("error", f"{rel}: {failures.phase} failed on it during the {step} "
+                               f"({type(exc).__name__}: {exc}); this is a fault of the pipeline, not of the file: "
+                               "report it")
 
 
-def _lost_alone(rel: str, step: str, reason: str) -> dict[str, Any]:
-    """The error columns of a file that, run alone in a fresh pool, lost that pool too."""
+def _lost_alone(rel: str, step: str, reason: str, failures: Failures) -> dict[str, Any]:
+    """The failure fields of a file that, run alone in a fresh pool, lost that pool too."""
     if reason == _ALL_EXPIRED or reason.startswith(_STALLED):
-        return _error(DECODE_CRASHED, rel, f"the worker process died during the {step} before it could report, with "
-                      f"only this file in the pool ({reason}): a codec crash on this file, or the memory limit or "
-                      "the OOM killer. Re-export the scan")
-    return _error(INGEST_ERROR, rel, f"the worker pool broke during the {step} with only this file in it ({reason}); "
-                  "this is a fault of the pipeline, not of the file: report it")
+        return failures.fields("crashed", f"{rel}: the worker process died during the {step} before it could report, "
+                               f"with only this file in the pool ({reason}): {failures.crash}")
+    return failures.fields("error", f"{rel}: the worker pool broke during the {step} with only this file in it "
+                           f"({reason}); this is a fault of the pipeline, not of the file: report it")
 
 
 def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
-                step: str, window: int, grace_s: float, results: Outcomes, bar: tqdm) -> list[tuple[Job, str]]:
+                step: str, window: int, grace_s: float, results: Outcomes, bar: tqdm,
+                failures: Failures) -> list[tuple[Job, str]]:
     """Run `jobs` with at most `window` in the pool, settling each into `results`; a lost pool is replaced.
 
     Returns:
@@ -176,15 +216,15 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
             if isinstance(future.exception(), BrokenProcessPool):
                 lost = str(future.exception()) or "BrokenProcessPool"
         if lost:
-            logger.warning("ingest %s: the worker pool was lost (%s) with %d files in it; starting a fresh one",
-                           step, lost, len(running))
+            logger.warning("%s %s: the worker pool was lost (%s) with %d files in it; starting a fresh one",
+                           failures.phase, step, lost, len(running))
             pool.renew()
             settled = SimpleQueue()  # the lost pool's futures are all handled below
             done = list(running)
         for future in done:
             job = running.pop(future)
             if future.done() and not future.cancelled() and not isinstance(future.exception(), BrokenProcessPool):
-                results[job[0]] = _outcome(future, job[0], step, timeout_s)
+                results[job[0]] = _outcome(future, job[0], step, timeout_s, failures)
                 bar.update()
             else:
                 unsettled.append((job, lost))
@@ -192,28 +232,30 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
 
 
 def run_each(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
-             step: str, grace_s: float = GRACE_S) -> Outcomes:
+             step: str, grace_s: float = GRACE_S, failures: Failures = INGEST_FAILURES) -> Outcomes:
     """Run `task(*args)` for every job in the pool, each under `timeout_s`; never raises for one job's failure.
 
     Args:
         pool: from `worker_pool`.
-        task: a module-level function of `scanfile` returning manifest fields.
+        task: a module-level function returning the job's fields (`scanfile`'s steps for ingest).
         jobs: (relative path, arguments) per file.
         timeout_s: per task, counted from when a worker starts it.
         step: names the step in messages and the progress bar (``header``, ``decode``).
         grace_s: how long past `timeout_s` the pool may settle nothing before it counts as lost.
+        failures: how a task its worker could not report is reported (ingest's error columns by default).
 
     Returns:
-        Relative path -> the task's fields, or the error columns (module docstring).
+        Relative path -> the task's fields, or the failure fields (module docstring).
     """
     results: Outcomes = {}
-    with progress(None, total=len(jobs), desc=f"ingest {step}", unit="file") as bar:
+    with progress(None, total=len(jobs), desc=f"{failures.phase} {step}", unit="file") as bar:
         unsettled = _run_window(pool, task, jobs, timeout_s, step, WINDOW_PER_WORKER * pool.workers, grace_s,
-                                results, bar)
+                                results, bar, failures)
         for job, _ in unsettled:  # again, one at a time: a file that loses this pool too is the cause
-            for (rel, _args), reason in _run_window(pool, task, [job], timeout_s, step, 1, grace_s, results, bar):
-                results[rel] = _lost_alone(rel, step, reason)
+            for (rel, _args), reason in _run_window(pool, task, [job], timeout_s, step, 1, grace_s, results, bar,
+                                                    failures):
+                results[rel] = _lost_alone(rel, step, reason, failures)
                 bar.update()
     if len(results) != len(jobs):
-        raise AssertionError(f"ingest {step}: {len(jobs)} files in but {len(results)} results out")
+        raise AssertionError(f"{failures.phase} {step}: {len(jobs)} files in but {len(results)} results out")
     return results
