@@ -51,3 +51,12 @@ class FailsToArrive:
 
     def __reduce__(self) -> tuple[object, tuple[()]]:
         return _refuse, ()
+
+
+class DiesWhenRead:
+    """A manifest field that SIGKILLs the worker reading it: a worker lost in the middle of its task, on record as
+    running (what the OOM killer does to a reading worker on a huge scan)."""
+
+    def __bool__(self) -> bool:
+        _kill_this_process()
+        return True

@@ -33,19 +33,9 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams, InferParams
-from veernet_pipeline.inference.digitize import (
-    DigitizedLog,
-    alike_count,
-    digitize_scan,
-    exchanged_count,
-    write_digitized,
-)
+from veernet_pipeline.inference.readers import counted, read_scans
 from veernet_pipeline.io.atomic import write_parquet_atomic
-from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.las import read_curves_and_notes
-from veernet_pipeline.io.manifest import sidecar_path
-from veernet_pipeline.io.resolution import Resampling
-from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.model.veernet import load_model
 from veernet_pipeline.progress import progress
 from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, FIGURES, curves_figures
@@ -91,12 +81,7 @@ def _figures(previous: dict[str, Any] | None, las_path: Path, threshold: float) 
     if previous is not None and previous.get("low_conf_threshold") == threshold and all(c in previous for c in COUNTED):
         return {name: float(previous[name]) for name in (*FIGURES, *COUNTED)}
     _, curves, _, notes = read_curves_and_notes(las_path)
-    return {**curves_figures(curves, threshold), **_counted(notes)}
-
-
-def _counted(notes: str) -> dict[str, float]:
-    """COUNTED from a digitised LAS's header text."""
-    return {ALIKE: alike_count(notes), EXCHANGED: exchanged_count(notes)}
+    return {**curves_figures(curves, threshold), **counted(notes)}
 
 
 def digitize_validated(
@@ -110,6 +95,7 @@ def digitize_validated(
     extract: ExtractParams,
     index_dir: Path | None = None,
     loaded: nn.Module | None = None,
+    workers: int = 0,
 ) -> dict[str, int]:
     """Digitise every scan in `validated_dir/validated.parquet` that has no output yet.
 
@@ -126,7 +112,8 @@ def digitize_validated(
         extract: the path search from class probabilities to curves (params.yaml `extract:`).
         index_dir: where `index.parquet` and `failures.parquet` go (default `out_dir`); a tranche's
             run keeps its own index there while its LAS files join everyone's in `out_dir`.
-        loaded: the model already loaded, in eval mode, instead of loading `model_dir`.
+        loaded: the model already loaded, in eval mode, instead of loading `model_dir`; read in this process.
+        workers: processes reading the scans on a CPU (`inference.readers`); 0 = one per torch thread.
 
     Returns:
         Counts: validated, written, skipped, failed.
@@ -135,21 +122,20 @@ def digitize_validated(
     if not manifest.is_file():
         raise FileNotFoundError(f"{manifest}: no validated manifest; run `veernet validate` first")
     scans = pd.read_parquet(manifest)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model: nn.Module | None = loaded
     index_dir = Path(index_dir or out_dir)
     before = previous_index(index_dir)
     threshold = infer.low_confidence
     records: list[dict[str, object]] = []
-    for row in progress(scans.itertuples(index=False), total=len(scans), desc="digitize", unit="scan"):
-        las_path, qc_path = output_paths(out_dir, row.sha256, row.calibration_sha256, label, row.path)
+    jobs: list[tuple[str, tuple[dict[str, Any], Path, Path]]] = []  # the scans to read: `inference.readers` jobs
+    for row in progress(scans.to_dict("records"), total=len(scans), desc="digitize", unit="scan"):
+        las_path, qc_path = output_paths(out_dir, row["sha256"], row["calibration_sha256"], label, row["path"])
         rel_las = las_path.relative_to(out_dir).as_posix()
         previous = before.get(rel_las)
         failed_before = previous is not None and previous["status"] == "failed"
         attempts, last_reason = (int(previous["attempts"]), str(previous["reason"])) if failed_before else (0, "")
-        record = {"path": row.path, "sha256": row.sha256, "calibration_sha256": row.calibration_sha256,
+        record = {"path": row["path"], "sha256": row["sha256"], "calibration_sha256": row["calibration_sha256"],
                   "las": rel_las, "qc": qc_path.relative_to(out_dir).as_posix(),
-                  "calibrated": bool(row.calibration), "status": "skipped", "reason": "", "attempts": attempts,
+                  "calibrated": bool(row["calibration"]), "status": "skipped", "reason": "", "attempts": attempts,
                   **dict.fromkeys((*FIGURES, *COUNTED), float("nan")), "low_conf_threshold": threshold}
         if las_path.is_file():
             record.update(_figures(previous, las_path, threshold))
@@ -158,20 +144,22 @@ def digitize_validated(
                 f"{GAVE_UP} after {attempts} failed runs (infer.max_attempts); last: {last_reason}")
             record.update(status="failed", reason=reason)
         else:
-            if model is None:
-                # A model that will not load fails the whole run on purpose: no scan could succeed.
-                model = load_model(model_dir, map_location=device)
             record["attempts"] = attempts + 1
-            try:
-                result = _digitize_one(model, device, row, Path(ingested_dir), Path(raw_dir), label,
-                                       las_path, qc_path, infer, extract)
-                figures = curves_figures({c.mnemonic: c.values for c in result.curves}, threshold)
-                record.update(status="written", **figures, **_counted("\n".join(result.notes)))
-            except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
-                record.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
-                log.warning("%s: digitising failed (attempt %d of %d): %s", row.path, attempts + 1,
-                            infer.max_attempts, record["reason"], exc_info=True)
+            jobs.append((rel_las, (row, las_path, qc_path)))
         records.append(record)
+    if jobs:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        # Loaded here even when workers read: a model that will not load fails the whole run on purpose (no scan
+        # could succeed), rather than every scan charged an attempt by workers that cannot start.
+        model = loaded if loaded is not None else load_model(model_dir, map_location=device)
+        outcomes = read_scans(jobs, model, model_dir, device, loaded is not None, ingested_dir, raw_dir, label,
+                              infer, extract, workers)
+        for record in records:
+            if record["las"] in outcomes:
+                record.update(outcomes[record["las"]])
+                if record["status"] == "failed":
+                    log.warning("%s: digitising failed (attempt %d of %d): %s", record["path"], record["attempts"],
+                                infer.max_attempts, record["reason"])
     index = pd.DataFrame(records, columns=list(DIGITIZED_COLUMNS))
     counts = {"validated": len(scans)}
     counts.update({status: int((index["status"] == status).sum()) for status in ("written", "skipped", "failed")})
@@ -181,31 +169,3 @@ def digitize_validated(
     write_parquet_atomic(index_dir / FAILURES_FILE, index[index["status"] == "failed"])
     log.info("digitised %s into %s: %s", manifest, out_dir, counts)
     return counts
-
-
-def _digitize_one(
-    model: nn.Module,
-    device: str,
-    row: Any,
-    ingested_dir: Path,
-    raw_dir: Path,
-    label: str,
-    las_path: Path,
-    qc_path: Path,
-    infer: InferParams,
-    extract: ExtractParams,
-) -> DigitizedLog:
-    """Decode, digitise and write one scan's QC PNG and LAS; return what was written."""
-    if not row.decoded:
-        raise ValueError(f"{row.path}: manifest row has no decoded scan; re-run `veernet ingest`")
-    image, rgb = decode_colour(ingested_dir / row.decoded)  # a colour print is kept in colour by ingest
-    resampling, dpi = Resampling.from_params(infer), read_header(ingested_dir / row.decoded).landscape_dpi
-    scale = resampling.scale(dpi)
-    sidecar = sidecar_path(row.calibration, row.page_file, raw_dir, ingested_dir)  # a page's strip: beside it
-    calibration = Calibration.from_file(sidecar) if row.calibration else None
-    result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
-                           max_height=infer.max_height, source=row.path, scale=scale, rgb=rgb)
-    write_digitized(result, image, las_path, qc_path,
-                    [f"source scan {row.path} sha256 {row.sha256}", f"output label {label}", *resampling.notes(dpi)],
-                    infer.low_confidence)
-    return result

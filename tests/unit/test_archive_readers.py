@@ -1,0 +1,84 @@
+"""The archive's reading workers (`inference.readers`): real spawned processes, a real net, real TIFF and LAS files."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tests.nets import untrained_veernet
+from tests.worker_probe import DiesWhenRead
+from veernet_pipeline.config import Settings
+from veernet_pipeline.inference.archive import digitize_validated, output_paths
+from veernet_pipeline.inference.readers import read_scans
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.classes import NUM_CLASSES
+from veernet_pipeline.io.tiff import write_tiff
+from veernet_pipeline.model.veernet import load_model, save_model
+
+
+def _scans(root: Path, count: int) -> list[dict[str, Any]]:
+    """`count` calibrated scans with a dark line each, decoded as ingest leaves them; their manifest rows."""
+    rng = np.random.default_rng([7, count])
+    rows = []
+    for i in range(count):
+        image = rng.integers(200, 256, size=(96, 320), dtype=np.uint8)
+        image[30 + 7 * i, :] = 0
+        sha = f"{i + 10:02d}" * 32
+        write_tiff(root / "ingested" / "scans" / f"{sha[:16]}.tif", image)
+        calibration = f"scan{i}.tif.calib.json"
+        Calibration.from_dict({"depth": {"top": 0.0, "bottom": 32.0, "unit": "M"},
+                               "curves": [{"mnemonic": "GR", "top_value": 0, "bottom_value": 150},
+                                          {"mnemonic": "NPHI", "top_value": 0.45, "bottom_value": -0.15}],
+                               "well": {"WELL": f"W{i}"}}).write(root / "raw" / calibration)
+        rows.append({"path": f"scan{i}.tif", "sha256": sha, "decoded": f"scans/{sha[:16]}.tif",
+                     "calibration": calibration, "page_file": "",
+                     "calibration_sha256": hashlib.sha256((root / "raw" / calibration).read_bytes()).hexdigest()})
+    return rows
+
+
+def test_workers_write_the_bytes_one_process_writes_and_the_callers_threads_come_back(
+        tmp_path: Path, test_settings: Settings) -> None:
+    rows = _scans(tmp_path, 3)
+    (tmp_path / "validated").mkdir()
+    pd.DataFrame(rows).to_parquet(tmp_path / "validated" / "validated.parquet")
+    model_dir = tmp_path / "model"
+    save_model(model_dir, untrained_veernet(test_settings, NUM_CLASSES), test_settings.model, NUM_CLASSES)
+    threads = torch.get_num_threads()
+
+    def run(out: str, **how: Any) -> dict[str, int]:
+        return digitize_validated(tmp_path / "validated", tmp_path / "ingested", tmp_path / "raw", model_dir, "v1",
+                                  tmp_path / out, test_settings.infer, test_settings.extract, **how)
+
+    assert run("workers", workers=2) == {"validated": 3, "written": 3, "skipped": 0, "failed": 0}
+    assert run("one", loaded=load_model(model_dir)) == {"validated": 3, "written": 3, "skipped": 0, "failed": 0}
+    assert torch.get_num_threads() == threads
+    for row in rows:
+        las = [output_paths(tmp_path / out, row["sha256"], row["calibration_sha256"], "v1", row["path"])[0]
+               for out in ("workers", "one")]
+        assert las[0].read_bytes() == las[1].read_bytes()
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "workers" / "index.parquet"),
+                                  pd.read_parquet(tmp_path / "one" / "index.parquet"))
+
+
+def test_a_worker_killed_while_reading_fails_only_its_scan(tmp_path: Path, test_settings: Settings) -> None:
+    rows = _scans(tmp_path, 3)
+    rows[1]["decoded"] = DiesWhenRead()  # the worker that takes this scan is SIGKILLed in the middle of it
+    model_dir = tmp_path / "model"
+    model = untrained_veernet(test_settings, NUM_CLASSES)
+    save_model(model_dir, model, test_settings.model, NUM_CLASSES)
+    jobs = [(row["path"], (row, tmp_path / "out" / f"{i}.las", tmp_path / "out" / f"{i}.qc.png"))
+            for i, row in enumerate(rows)]
+
+    outcomes = read_scans(jobs, model, model_dir, "cpu", False, tmp_path / "ingested", tmp_path / "raw", "v1",
+                          test_settings.infer, test_settings.extract, workers=2)
+
+    assert [outcomes[row["path"]]["status"] for row in rows] == ["written", "failed", "written"]
+    assert outcomes["scan1.tif"]["reason"].startswith(
+        "scan1.tif: the worker process died during the read (killed by signal SIGKILL): the memory limit")
+    assert (tmp_path / "out" / "0.las").is_file() and (tmp_path / "out" / "2.las").is_file()
+    assert not (tmp_path / "out" / "1.las").exists()

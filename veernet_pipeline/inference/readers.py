@@ -1,0 +1,156 @@
+"""The archive's scans read in spawned worker processes, each on one torch thread: the same LAS bytes on any CPU.
+
+Why one thread: a convolution's sums are split by torch's thread count, so a scan read on two
+threads and on one differ in the last bits, and a path that costs nearly the same either way can
+take the other line (the evaluate stage measured 27 of 525 own curves moving by more than 0.001 of
+MAE between one thread and two). Read on one thread, an archive's LAS files do not depend on the
+machine's core count and each scan is read exactly as the evaluate stage scores it. Why workers: a
+worker per core keeps the cores busy, and reads the path search in parallel too, where one process
+on every thread would leave it serial (benchmarks/results/archive_workers.md measures both).
+
+As many workers as torch has threads in the calling process (one per core, or `OMP_NUM_THREADS`: a
+tranche run given one thread beside others reads in its own process), from `io.pool`: spawned,
+each loading the model once. One that dies (the OOM killer on a huge strip, a crash in a native
+library) fails only the scan it was reading, recorded and retried on the next run like any failed
+scan. One scan to read, a model handed in (`loaded`) or CUDA: read in the calling process, on one
+thread on a CPU (given back afterwards), so the bytes are the same.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from veernet_pipeline.config import ExtractParams, InferParams
+from veernet_pipeline.inference.digitize import (
+    DigitizedLog,
+    alike_count,
+    digitize_scan,
+    exchanged_count,
+    write_digitized,
+)
+from veernet_pipeline.io.calibration import Calibration
+from veernet_pipeline.io.manifest import sidecar_path
+from veernet_pipeline.io.pool import Failures, Job, Outcomes, run_each, worker_count, worker_pool
+from veernet_pipeline.io.resolution import Resampling
+from veernet_pipeline.io.tiff import decode_colour, read_header
+from veernet_pipeline.model.veernet import load_model
+from veernet_pipeline.progress import progress
+from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, curves_figures
+
+log = logging.getLogger(__name__)
+
+READ_THREADS = 1  # torch threads a scan is read on (the evaluate stage's READ_THREADS)
+# A scan's reading, once a worker starts it, is stopped past this and the scan fails (retried on the next run). Far
+# past any scan ingest lets through: a mirrored 640 x 12,800 strip reads in about 10 s on one thread, path search
+# included, and a 1,280-px page strip in a few times that. Only the worker's death or a hang reaches it.
+READ_TIMEOUT_S = 1800.0
+# The fields of a scan its worker could not report (`io.pool.Failures`): failed with the reason, retried next run.
+FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
+                    "Look for a scan far larger than the rest in the manifest",
+                    "the memory limit or the OOM killer on a large scan, or a crash in a native library",
+                    lambda _kind, message: {"status": "failed", "reason": message})  # every kind: failed, retried
+
+
+def counted(notes: str) -> dict[str, float]:
+    """`ALIKE` and `EXCHANGED` of a digitised scan, from its LAS header's notes."""
+    return {ALIKE: alike_count(notes), EXCHANGED: exchanged_count(notes)}
+
+
+def read_scans(
+    jobs: Sequence[Job], model: nn.Module, model_dir: Path, device: str, in_process: bool, ingested_dir: Path,
+    raw_dir: Path, label: str, infer: InferParams, extract: ExtractParams, workers: int = 0,
+) -> Outcomes:
+    """Digitise each job's scan (`digitize_job`), in worker processes on a CPU unless `in_process` or one job.
+
+    Args:
+        jobs: (LAS path relative to the output root, (manifest row as a dict, LAS path, QC PNG path)) per scan.
+        model: the model, loaded and in eval mode; read with in this process only (workers load `model_dir`).
+        model_dir: `weights.pt` + `model.json` of `model`.
+        device: "cpu" or "cuda"; on CUDA every scan is read in this process.
+        in_process: read in this process even on a CPU (a model handed in rather than loaded from `model_dir`).
+        ingested_dir, raw_dir, label, infer, extract: as `inference.archive.digitize_validated`.
+        workers: reading processes on a CPU; 0 = as many as torch's thread count in this process (one per core
+            unless `OMP_NUM_THREADS` says otherwise: a run told to use one thread reads in this process), never
+            more than the jobs.
+
+    Returns:
+        Relative LAS path -> ``status`` "written" with the scan's figures, or "failed" with its ``reason``.
+    """
+    settings = (Path(ingested_dir), Path(raw_dir), label, infer, extract)
+    workers = 1 if in_process or device == "cuda" else worker_count(workers or torch.get_num_threads(), len(jobs))
+    if workers > 1:
+        with worker_pool(workers, 0, _start_reader, (Path(model_dir), *settings)) as pool:
+            return run_each(pool, _read_in_reader, jobs, READ_TIMEOUT_S, "read", failures=FAILURES)
+    with _read_threads(device):
+        return {rel: digitize_job(model, device, *settings, *args)
+                for rel, args in progress(jobs, total=len(jobs), desc="digitize read", unit="scan")}
+
+
+@contextmanager
+def _read_threads(device: str) -> Iterator[None]:
+    """On a CPU, torch on `READ_THREADS` threads for the block, then the caller's count back."""
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(READ_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+_reader: dict[str, Any] = {}  # a reading worker's model and settings, set once by `_start_reader`
+
+
+def _start_reader(model_dir: Path, *settings: Any) -> None:
+    torch.set_num_threads(READ_THREADS)
+    _reader.update(model=load_model(model_dir), settings=settings)
+
+
+def _read_in_reader(row: dict[str, Any], las_path: Path, qc_path: Path) -> dict[str, Any]:
+    return digitize_job(_reader["model"], "cpu", *_reader["settings"], row, las_path, qc_path)
+
+
+def digitize_job(
+    model: nn.Module, device: str, ingested_dir: Path, raw_dir: Path, label: str, infer: InferParams,
+    extract: ExtractParams, row: dict[str, Any], las_path: Path, qc_path: Path,
+) -> dict[str, Any]:
+    """Decode, digitise and write one scan's QC PNG and LAS; its outcome fields, never raising for the scan's fault.
+
+    Returns:
+        ``status`` "written" with the confidence figures at `infer.low_confidence` and `counted`, or
+        "failed" with ``reason`` (the exception's type and message, which name the scan).
+    """
+    try:
+        result = _digitize_one(model, device, row, ingested_dir, raw_dir, label, las_path, qc_path, infer, extract)
+    except Exception as exc:  # noqa: BLE001 - one bad scan is recorded with its reason, the batch goes on
+        log.warning("%s: digitising failed", row["path"], exc_info=True)
+        return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    figures = curves_figures({c.mnemonic: c.values for c in result.curves}, infer.low_confidence)
+    return {"status": "written", **figures, **counted("\n".join(result.notes))}
+
+
+def _digitize_one(
+    model: nn.Module, device: str, row: dict[str, Any], ingested_dir: Path, raw_dir: Path, label: str,
+    las_path: Path, qc_path: Path, infer: InferParams, extract: ExtractParams,
+) -> DigitizedLog:
+    """Decode, digitise and write one scan's QC PNG and LAS; return what was written."""
+    if not row["decoded"]:
+        raise ValueError(f"{row['path']}: manifest row has no decoded scan; re-run `veernet ingest`")
+    image, rgb = decode_colour(ingested_dir / row["decoded"])  # a colour print is kept in colour by ingest
+    resampling, dpi = Resampling.from_params(infer), read_header(ingested_dir / row["decoded"]).landscape_dpi
+    scale = resampling.scale(dpi)
+    sidecar = sidecar_path(row["calibration"], row["page_file"], raw_dir, ingested_dir)  # a page's strip: beside it
+    calibration = Calibration.from_file(sidecar) if row["calibration"] else None
+    result = digitize_scan(model, image, calibration, infer.tile_width, infer.tile_overlap, extract, device,
+                           max_height=infer.max_height, source=row["path"], scale=scale, rgb=rgb)
+    write_digitized(result, image, las_path, qc_path,
+                    [f"source scan {row['path']} sha256 {row['sha256']}", f"output label {label}",
+                     *resampling.notes(dpi)], infer.low_confidence)
+    return result
