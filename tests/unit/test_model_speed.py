@@ -111,3 +111,21 @@ def test_a_tile_needing_no_padding_reads_as_with_an_all_real_mask() -> None:
     torch.testing.assert_close(unmasked, masked, rtol=0, atol=FP32_TOLERANCE)
     np.testing.assert_allclose(predict.predict_probs(model, _scan(128, 256), 256, 0, dtype=None), unmasked[0].numpy(),
                                rtol=0, atol=FP32_TOLERANCE)
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_a_scan_read_on_several_threads_has_the_bytes_of_one_thread_and_the_count_comes_back(threads: int) -> None:
+    """Tiles side by side, each on one torch thread: the probabilities do not depend on the thread count."""
+    settings = load_settings(PARAMS_YAML, profile="test")
+    model = untrained_veernet(settings, NUM_CLASSES)
+    image = _scan(100, 700)  # 4 tiles of 256 a pass, 12 with the mirrored passes
+    caller = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        several = predict.predict_probs(model, image, 256, 128, mirror=True)
+        assert torch.get_num_threads() == threads
+        torch.set_num_threads(1)
+        one = predict.predict_probs(model, image, 256, 128, mirror=True)
+    finally:
+        torch.set_num_threads(caller)
+    assert np.array_equal(several, one)

@@ -6,12 +6,20 @@ to a multiple of 32 and the validity mask goes with it, so the attention never l
 Stitching is by centre crop: every column takes its probabilities from the one tile in which it
 lies farthest from a cut edge (an edge that is not the scan's own edge), which is the tile whose
 context around that column is the most complete. No blending, so no seams of averaged logits.
+
+On a CPU with more than one torch thread the tiles go through the net side by side, one Python
+thread per torch thread, each tile on one torch thread. A convolution's sums are split by the thread
+count, so the bytes of a scan read on every core would depend on how many cores there are; read so,
+they equal those of a reading on one thread (as the evaluate stage's and the archive's workers
+read), on any core count. And no slower: a mirrored 640 x 12,800 strip in 2.65 s either way on 2
+cores, against 4.80 s on one thread (benchmarks/results/tile_threads.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -141,15 +149,14 @@ def predict_probs(
     dtype = inference_dtype(device) if dtype == "device" else dtype
     # Each tile frees what the next allocates: keep it (a mirrored strip 1.29x, benchmarks/results/allocator.md).
     keep_freed_memory()
-    precision = (torch.autocast(torch.device(device).type, dtype=dtype) if dtype is not None
-                 else contextlib.nullcontext())
-    with precision, _unfused_masked_attention():
-        probs = _tiled_probs(model, image, tile_width, tile_overlap, device, stack)
+    threads = torch.get_num_threads() if torch.device(device).type == "cpu" else 1
+    with _unfused_masked_attention(), _side_by_side(threads) as pool:
+        probs = _tiled_probs(model, image, tile_width, tile_overlap, device, stack, dtype, pool)
         if mirror:
             for axis in (1, 0):  # along depth (columns), then across the track (rows)
                 flipped = np.ascontiguousarray(np.flip(image, axis=axis))
                 # Added through a flipped view: the mirrored pass's probabilities land on their own pixels.
-                _tiled_probs(model, flipped, tile_width, tile_overlap, device, stack,
+                _tiled_probs(model, flipped, tile_width, tile_overlap, device, stack, dtype, pool,
                              add_to=np.flip(probs, axis=axis + 1))
             probs /= 3.0
     return probs
@@ -171,37 +178,63 @@ def _unfused_masked_attention() -> Iterator[None]:
         torch.backends.mha.set_fastpath_enabled(enabled)
 
 
+@contextlib.contextmanager
+def _side_by_side(threads: int) -> Iterator[ThreadPoolExecutor | None]:
+    """`threads` Python threads that each run torch on one thread (None for one), and the caller's count back after.
+
+    A thread's torch thread count is its own (OpenMP's), but setting it also sets the count new threads
+    start with and MKL's, process-wide: hence the count given back here once the threads are done.
+    """
+    if threads <= 1:
+        yield None
+        return
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="tile", initializer=torch.set_num_threads, initargs=(1,))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+        torch.set_num_threads(threads)
+
+
 def _tiled_probs(
     model: nn.Module, image: np.ndarray, tile_width: int, tile_overlap: int, device: str | torch.device, stack: int,
-    add_to: np.ndarray | None = None,
+    dtype: torch.dtype | None, pool: ThreadPoolExecutor | None, add_to: np.ndarray | None = None,
 ) -> np.ndarray:
     """One pass of the net over the scan's tiles, stitched. Shape: image (H, W); returns (C, H, W) float32.
 
     Tiles go through the net `stack` at a time: every tile but a lone one is `tile_width` wide,
-    so they stack into one batch (benchmarks/results/speed.md measures both ways). Each tile's kept
-    columns are written straight into one (C, H, W) array, or added into `add_to` (which is then
-    returned), so a 640 x 12,800 strip's 230 MB of probabilities is never concatenated or copied
-    whole. A tile that needs no padding goes in without a valid mask (every pixel real): the
-    attention then needs no mask at all (0.218 s a tile against 0.250 s with an all-real one).
+    so they stack into one batch (benchmarks/results/speed.md measures both ways), in `pool`'s
+    threads side by side when there is one. Each tile's kept columns are written straight into one
+    (C, H, W) array, or added into `add_to` (which is then returned), in the tiles' order, so a
+    640 x 12,800 strip's 230 MB of probabilities is never concatenated or copied whole. A tile that
+    needs no padding goes in without a valid mask (every pixel real): the attention then needs no
+    mask at all (0.218 s a tile against 0.250 s with an all-real one).
     """
     height, width = image.shape
     tiles = plan_tiles(width, tile_width, tile_overlap)
-    out = add_to
-    with torch.inference_mode():
-        for first in range(0, len(tiles), stack):
-            batch = tiles[first:first + stack]
+    batches = [tiles[first:first + stack] for first in range(0, len(tiles), stack)]
+
+    def forward(batch: list[Tile]) -> np.ndarray:
+        # Autocast and inference mode are per thread: entered in the thread that runs the batch.
+        precision = (torch.autocast(torch.device(device).type, dtype=dtype) if dtype is not None
+                     else contextlib.nullcontext())
+        with precision, torch.inference_mode():
             x = torch.from_numpy(np.stack([image[:, tile.start:tile.stop] for tile in batch])).to(device)
             x = x.to(torch.float32).div_(255.0)[:, None]
             padded, valid = pad_to_multiple(x, MULTIPLE, value=1.0)
             mask = valid if padded.shape != x.shape else None
-            probs = logits_to_probs(model(padded, mask).float())[:, :, :height].cpu().numpy()
-            if out is None:
-                out = np.empty((probs.shape[1], height, width), dtype=np.float32)
-            for i, tile in enumerate(batch):
-                lo, hi = tile.keep_start - tile.start, tile.keep_stop - tile.start
-                piece = probs[i, :, :, lo:hi]
-                if add_to is None:
-                    out[:, :, tile.keep_start:tile.keep_stop] = piece
-                else:
-                    out[:, :, tile.keep_start:tile.keep_stop] += piece
+            return logits_to_probs(model(padded, mask).float())[:, :, :height].cpu().numpy()
+
+    out = add_to
+    for batch, probs in zip(batches, pool.map(forward, batches) if pool is not None else map(forward, batches),
+                            strict=True):
+        if out is None:
+            out = np.empty((probs.shape[1], height, width), dtype=np.float32)
+        for i, tile in enumerate(batch):
+            lo, hi = tile.keep_start - tile.start, tile.keep_stop - tile.start
+            piece = probs[i, :, :, lo:hi]
+            if add_to is None:
+                out[:, :, tile.keep_start:tile.keep_stop] = piece
+            else:
+                out[:, :, tile.keep_start:tile.keep_stop] += piece
     return out
