@@ -16,12 +16,13 @@ the log, since nothing in the picture says which is which (`identity`). A one-lo
 cannot tell curves apart; its single curve is compared, column by column, with whichever true
 curve lies nearer.
 
-On a CPU every log is read on one torch thread (`READ_THREADS`), in spawned worker processes, one
-per core. A convolution splits its sums by the thread count, so one log's probabilities differ in
-their last bits between one thread and two, and a reading decision on a margin goes either way
-(docs/accuracy.md, "The same reading on one thread and on two": 27 of 525 own test curves moved by
-more than 0.001 of MAE). On one thread a log gives the same bytes on any number of cores, and the
-figures the docs report (read one process to a log, one thread) are what `veernet evaluate` writes.
+On a CPU the logs are read in spawned worker processes, one per core, each on one torch thread
+(`READ_THREADS`), so the path search runs on every core too. A log's bytes do not depend on the
+thread count either way: a convolution splits its sums by the thread count, and a reading decision
+on a margin goes either way between one thread and two (docs/accuracy.md, "The same reading on one
+thread and on two": 27 of 525 own test curves moved by more than 0.001 of MAE), so
+`reading.predict` reads each tile on one thread, side by side when there are more. The figures
+the docs report (read one process to a log, one thread) are what `veernet evaluate` writes.
 On CUDA the logs are read in this process: the GPU's sums do not depend on the CPU's threads.
 """
 
@@ -65,7 +66,7 @@ from veernet_pipeline.reading.values import rows_to_values
 log = logging.getLogger(__name__)
 
 OVERLAYS_PER_END = 5  # overlays of the best and of the worst logs
-READ_THREADS = 1  # torch threads a log is read on, whatever the machine's cores (module docstring)
+READ_THREADS = 1  # torch threads of a reading worker: the workers share the cores out (module docstring)
 
 
 class LogReading(NamedTuple):
@@ -154,9 +155,9 @@ def read_logs(
 ) -> Iterator[LogReading]:
     """Each log of `logs` (a set index's rows) read and scored (`read_log`), in the index's order.
 
-    On a CPU each log is read on `READ_THREADS` torch threads, in this process when one worker is all
-    there is to use and otherwise in `workers` spawned processes (0 = one per core), each loading the
-    model once; on CUDA in this process. Either way a log gives the same bytes.
+    On a CPU the logs are read in `workers` spawned processes (0 = one per core) on `READ_THREADS` torch
+    threads each, each loading the model once, or in this process when one worker is all there is to use;
+    on CUDA in this process. Either way a log gives the same bytes.
     """
     rows = [SimpleNamespace(**row) for row in logs.to_dict("records")]
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -175,13 +176,7 @@ def read_logs(
         return
     model = load_model(model_dir, map_location=device)
     for row in rows:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(READ_THREADS)
-        try:
-            reading = read_log(model, set_dir, row, params, extract, device, low_confidence)
-        finally:
-            torch.set_num_threads(threads)  # the caller's own work keeps its threads
-        yield reading
+        yield read_log(model, set_dir, row, params, extract, device, low_confidence)
 
 
 _reader: dict[str, Any] = {}  # a reading worker's model and settings, set once by `_start_reader`

@@ -1,26 +1,23 @@
-"""The archive's scans read in spawned worker processes, each on one torch thread: the same LAS bytes on any CPU.
+"""The archive's scans read in spawned worker processes, one per torch thread of the run, each on one torch thread.
 
-Why one thread: a convolution's sums are split by torch's thread count, so a scan read on two
-threads and on one differ in the last bits, and a path that costs nearly the same either way can
-take the other line (the evaluate stage measured 27 of 525 own curves moving by more than 0.001 of
-MAE between one thread and two). Read on one thread, an archive's LAS files do not depend on the
-machine's core count and each scan is read exactly as the evaluate stage scores it. Why workers: a
-worker per core keeps the cores busy, and reads the path search in parallel too, where one process
-on every thread would leave it serial (benchmarks/results/archive_workers.md measures both).
+Why workers: one process reads a scan's tiles on every core (`reading.predict`) but its path search,
+decoding and writing on one; a worker per core keeps every core busy through all of it (16 own test
+logs in 38.4 s against 49.6 s in one process, benchmarks/results/archive_workers.md). A scan's bytes
+do not depend on how it is read: `reading.predict` reads each tile on one torch thread, so a worker
+on one thread and a process on several write the same LAS, on any core count, as the evaluate stage
+scores it.
 
 As many workers as torch has threads in the calling process (one per core, or `OMP_NUM_THREADS`: a
 tranche run given one thread beside others reads in its own process), from `io.pool`: spawned,
 each loading the model once. One that dies (the OOM killer on a huge strip, a crash in a native
 library) fails only the scan it was reading, recorded and retried on the next run like any failed
-scan. One scan to read, a model handed in (`loaded`) or CUDA: read in the calling process, on one
-thread on a CPU (given back afterwards), so the bytes are the same.
+scan. One scan to read, a model handed in (`loaded`) or CUDA: read in the calling process.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +43,7 @@ from veernet_pipeline.reading.confidence import ALIKE, EXCHANGED, curves_figures
 
 log = logging.getLogger(__name__)
 
-READ_THREADS = 1  # torch threads a scan is read on (the evaluate stage's READ_THREADS)
+READ_THREADS = 1  # torch threads of a reading worker: the workers share the cores out
 # A scan's reading, once a worker starts it, is stopped past this and the scan fails (retried on the next run). Far
 # past any scan ingest lets through: a mirrored 640 x 12,800 strip reads in about 10 s on one thread, path search
 # included, and a 1,280-px page strip in a few times that. Only the worker's death or a hang reaches it.
@@ -88,21 +85,8 @@ def read_scans(
     if workers > 1:
         with worker_pool(workers, 0, _start_reader, (Path(model_dir), *settings)) as pool:
             return run_each(pool, _read_in_reader, jobs, READ_TIMEOUT_S, "read", failures=FAILURES)
-    with _read_threads(device):
-        return {rel: digitize_job(model, device, *settings, *args)
-                for rel, args in progress(jobs, total=len(jobs), desc="digitize read", unit="scan")}
-
-
-@contextmanager
-def _read_threads(device: str) -> Iterator[None]:
-    """On a CPU, torch on `READ_THREADS` threads for the block, then the caller's count back."""
-    threads = torch.get_num_threads()
-    if device == "cpu":
-        torch.set_num_threads(READ_THREADS)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
+    return {rel: digitize_job(model, device, *settings, *args)
+            for rel, args in progress(jobs, total=len(jobs), desc="digitize read", unit="scan")}
 
 
 _reader: dict[str, Any] = {}  # a reading worker's model and settings, set once by `_start_reader`
