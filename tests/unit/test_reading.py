@@ -53,9 +53,14 @@ def test_single_tile_equals_one_padded_forward(test_settings: Settings) -> None:
     model = untrained_veernet(test_settings, NUM_CLASSES)
     image = np.random.default_rng([1, 2]).integers(0, 256, size=(100, 200), dtype=np.uint8)
     probs = predict_probs(model, image, tile_width=256, tile_overlap=64, dtype=None)  # fp32, as the forward below
-    with torch.no_grad():
-        padded, valid = pad_to_multiple(torch.from_numpy(image).float()[None, None] / 255.0)
-        direct = torch.softmax(model(padded, valid), dim=1)[0, :, :100, :200].numpy()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as predict_probs reads each tile: on one torch thread, whatever the caller's count
+    try:
+        with torch.no_grad():
+            padded, valid = pad_to_multiple(torch.from_numpy(image).float()[None, None] / 255.0)
+            direct = torch.softmax(model(padded, valid), dim=1)[0, :, :100, :200].numpy()
+    finally:
+        torch.set_num_threads(threads)
     assert probs.shape == (NUM_CLASSES, 100, 200) and probs.dtype == np.float32
     np.testing.assert_allclose(probs, direct, atol=1e-6)
 
