@@ -11,8 +11,9 @@ On a CPU with more than one torch thread the tiles go through the net side by si
 thread per torch thread, each tile on one torch thread. A convolution's sums are split by the thread
 count, so the bytes of a scan read on every core would depend on how many cores there are; read so,
 they equal those of a reading on one thread (as the evaluate stage's and the archive's workers
-read), on any core count. And no slower: a mirrored 640 x 12,800 strip in 2.65 s either way on 2
-cores, against 4.80 s on one thread (benchmarks/results/tile_threads.md).
+read), on any core count. And no slower: a mirrored 640 x 12,800 strip in 2.96 s against 3.01 s
+with every thread on each tile, 5.07 s on one thread, on 2 cores; the read holds a tile per thread,
+644 MB at its peak against 476 (benchmarks/results/tile_threads.md).
 """
 
 from __future__ import annotations
