@@ -12,7 +12,8 @@ it, each way in a fresh process into its own output folder:
 - `after, one process`: this checkout with `OMP_NUM_THREADS=1` (one thread, so one process reads every scan).
 
 `before` and `after` are timed in alternating pairs (wall seconds of the whole process: start, imports, model load,
-reading, writing); the largest resident set of the process or any of its workers is noted. Every LAS file is
+reading, writing); the largest resident set of the process or any of its workers is noted (ru_maxrss, which in a
+child starts at its parent's resident set at the fork: smaller here than any reading's peak). Every LAS file is
 compared byte for byte across the ways: `after` should equal `after, one process`; the bytes of `before` depend on
 the core count. Writes `results/archive_workers.{json,md}`.
 """

@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 
 READ_THREADS = 1  # torch threads of a reading worker: the workers share the cores out
 # A scan's reading, once a worker starts it, is stopped past this and the scan fails (retried on the next run). Far
-# past any scan ingest lets through: a mirrored 640 x 12,800 strip reads in about 10 s on one thread, path search
-# included, and a 1,280-px page strip in a few times that. Only the worker's death or a hang reaches it.
+# past any scan ingest lets through: own test logs of 4.5 Mpx take about 4 s each on one thread, decoding, path
+# search and writing included (benchmarks/results/archive_workers.md). Only a hung worker reaches it.
 READ_TIMEOUT_S = 1800.0
 # The fields of a scan its worker could not report (`io.pool.Failures`): failed with the reason, retried next run.
 FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
@@ -68,7 +68,7 @@ def read_scans(
 
     Args:
         jobs: (LAS path relative to the output root, (manifest row as a dict, LAS path, QC PNG path)) per scan.
-        model: the model, loaded and in eval mode; read with in this process only (workers load `model_dir`).
+        model: the model, loaded and in eval mode; used when reading in this process (workers load `model_dir`).
         model_dir: `weights.pt` + `model.json` of `model`.
         device: "cpu" or "cuda"; on CUDA every scan is read in this process.
         in_process: read in this process even on a CPU (a model handed in rather than loaded from `model_dir`).
