@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from tests.conftest import make_project
 from tests.cpu import has_bf16_instructions
@@ -55,7 +56,12 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
     (tmp_path / "dagster_home").mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
 
-    code, checks = _doctor(project, capsys)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)  # as OMP_NUM_THREADS=3 would start it
+    try:
+        code, checks = _doctor(project, capsys)
+    finally:
+        torch.set_num_threads(threads)
     assert code == 0
     assert set(checks) == {"python", "torch", "params", "mlflow", "DAGSTER_HOME", "archive", "resolution", "disk"}
     assert all(line.startswith("OK") for line in checks.values()), checks
@@ -63,6 +69,7 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
     assert "1 scans" in checks["archive"] and "embedded SQLite" in checks["DAGSTER_HOME"]
     precision = "bf16" if has_bf16_instructions() else "fp32"
     assert f"scans read in {precision}" in checks["torch"]
+    assert "an archive run reads in 3 worker processes of one thread each" in checks["torch"]
     assert "of 1 scans sampled, resolution stated: 1 none; 0 read resampled" in checks["resolution"]
 
 

@@ -69,8 +69,13 @@ def check_torch() -> Check:
         device = torch.cuda.get_device_name(0)
         return Check("torch", True, f"{torch.__version__}, CUDA {torch.version.cuda} on {device}; scans read in "
                                     f"{_precision(inference_dtype('cuda'))}")
+    # An archive run reads in one worker process per torch thread of its process (inference.readers): memory grows
+    # with the count, and operators set it with OMP_NUM_THREADS (docs/runbooks/scale-out.md).
+    workers = torch.get_num_threads()
     return Check("torch", True, f"{torch.__version__}, no CUDA: CPU only (use the `cpu` profile to train); scans "
-                                f"read in {_precision(inference_dtype('cpu'))}")
+                                f"read in {_precision(inference_dtype('cpu'))}; an archive run reads in {workers} "
+                                f"worker process{'es' if workers > 1 else ''} of one thread each (one per torch "
+                                "thread: OMP_NUM_THREADS sets it)")
 
 
 def _precision(dtype: Any) -> str:
