@@ -60,3 +60,23 @@ class DiesWhenRead:
     def __bool__(self) -> bool:
         _kill_this_process()
         return True
+
+
+class DiesOnce(str):
+    """A manifest path that SIGKILLs the first worker reading it and is an ordinary path after: a worker lost to
+    memory its neighbours shared, whose file reads alone. `marker` (a file) records the first death."""
+
+    def __new__(cls, value: str, marker: str) -> DiesOnce:
+        made = super().__new__(cls, value)
+        made.marker = marker
+        return made
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return DiesOnce, (str(self), self.marker)
+
+    def __bool__(self) -> bool:
+        if not os.path.exists(self.marker):
+            with open(self.marker, "w"):
+                pass
+            _kill_this_process()
+        return True

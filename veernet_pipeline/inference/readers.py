@@ -10,8 +10,10 @@ scores it.
 As many workers as torch has threads in the calling process (one per core, or `OMP_NUM_THREADS`: a
 tranche run given one thread beside others reads in its own process), from `io.pool`: spawned,
 each loading the model once. One that dies (the OOM killer on a huge strip, a crash in a native
-library) fails only the scan it was reading, recorded and retried on the next run like any failed
-scan. One scan to read, a model handed in (`loaded`) or CUDA: read in the calling process.
+library) is replaced; its scan is read again alone in a fresh pool (the OOM killer picks the largest
+process, whose scan may fit once its neighbours are gone), and if it dies again only that scan fails,
+recorded and retried on the next run like any failed scan. One scan to read, a model handed in
+(`loaded`) or CUDA: read in the calling process.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ READ_TIMEOUT_S = 1800.0
 # The fields of a scan its worker could not report (`io.pool.Failures`): failed with the reason, retried next run.
 FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
                     "Look for a scan far larger than the rest in the manifest",
-                    "the memory limit or the OOM killer on a large scan, or a crash in a native library",
-                    lambda _kind, message: {"status": "failed", "reason": message})  # every kind: failed, retried
+                    "the OOM killer on a large scan (it died again when read alone in a fresh pool), or a crash in a "
+                    "native library", lambda _kind, message: {"status": "failed", "reason": message},  # every kind
+                    retry_alone=True)
 
 
 def counted(notes: str) -> dict[str, float]:

@@ -66,6 +66,8 @@ GRACE_S = 60.0
 _ALL_EXPIRED = "All workers expired"
 # Our own reason when a pool settles nothing for `timeout_s + grace_s`: a worker died holding the channel lock.
 _STALLED = "no task settled in"
+# Our own reason for a task run again alone because its worker died beside others (`Failures.retry_alone`).
+_DIED_BESIDE = "its worker died beside others"
 
 
 def worker_count(workers: int, jobs: int) -> int:
@@ -85,6 +87,9 @@ class Failures:
         crash: what a worker's death most likely means, and what to do about the file.
         fields: (kind, message) -> the task's outcome; kind is ``timeout``, ``crashed`` or ``error``
             (a fault of the pipeline, not of the file), the message starts with the file's path.
+        retry_alone: a task whose worker died beside others is run once more alone in a fresh pool before it
+            counts as crashed: for workers that die of memory their neighbours share (the OOM killer), not of
+            the file alone (a codec crash, which ingest's capped workers meet).
     """
 
     phase: str
@@ -92,6 +97,7 @@ class Failures:
     slow: str
     crash: str
     fields: Callable[[str, str], dict[str, Any]]
+    retry_alone: bool = False
 
 
 def _ingest_fields(kind: str, message: str) -> dict[str, Any]:
@@ -194,7 +200,8 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
     """Run `jobs` with at most `window` in the pool, settling each into `results`; a lost pool is replaced.
 
     Returns:
-        The jobs that were in a lost pool and have no outcome, each with why the pool was lost.
+        The jobs that were in a lost pool and have no outcome, each with why the pool was lost, and with
+        `failures.retry_alone` those whose worker died while other tasks were in the pool (`_DIED_BESIDE`).
     """
     queue, running = deque(jobs), {}
     settled: SimpleQueue[Future] = SimpleQueue()  # fed by the futures' callbacks: O(1) a task; `wait` is O(window)
@@ -224,6 +231,11 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
         for future in done:
             job = running.pop(future)
             if future.done() and not future.cancelled() and not isinstance(future.exception(), BrokenProcessPool):
+                if failures.retry_alone and window > 1 and isinstance(future.exception(), ProcessExpired):
+                    logger.warning("%s %s: %s: %s (%s); it is read again alone", failures.phase, step, job[0],
+                                   _DIED_BESIDE, _death(future.exception()))
+                    unsettled.append((job, _DIED_BESIDE))
+                    continue
                 results[job[0]] = _outcome(future, job[0], step, timeout_s, failures)
                 bar.update()
             else:
@@ -251,6 +263,8 @@ def run_each(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequen
     with progress(None, total=len(jobs), desc=f"{failures.phase} {step}", unit="file") as bar:
         unsettled = _run_window(pool, task, jobs, timeout_s, step, WINDOW_PER_WORKER * pool.workers, grace_s,
                                 results, bar, failures)
+        if any(reason == _DIED_BESIDE for _, reason in unsettled):
+            pool.renew()  # fresh workers: the others' kept heaps are not beside the file when it runs alone
         for job, _ in unsettled:  # again, one at a time: a file that loses this pool too is the cause
             for (rel, _args), reason in _run_window(pool, task, [job], timeout_s, step, 1, grace_s, results, bar,
                                                     failures):
