@@ -25,6 +25,13 @@ def fields(n: int, sleep_s: float = 0.0) -> dict[str, int]:
     return {"n": n}
 
 
+def stamped(n: int, sleep_s: float) -> dict[str, float]:
+    """Fields holding `n` and the wall times the task started and ended, after `sleep_s` seconds of work."""
+    started = time.time()
+    time.sleep(sleep_s)
+    return {"n": n, "started": started, "ended": time.time()}
+
+
 def returns(n: int) -> dict[str, object]:
     """Fields holding `n`, or for a negative `n` an object the parent cannot unpickle."""
     return {"value": n if n >= 0 else FailsToArrive()}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.worker_probe import DiesOnArrival, fields, returns
-from veernet_pipeline.io.pool import run_each, worker_pool
+from tests.worker_probe import DiesOnArrival, fields, returns, stamped
+from veernet_pipeline.io.pool import Admission, Job, run_each, worker_pool
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -33,3 +33,24 @@ def test_a_result_the_parent_cannot_read_is_an_ingest_error_of_that_file_alone()
     assert results["odd.tif"]["error_code"] == "ingest_error"
     assert "Unpicklable object from worker" in results["odd.tif"]["error_message"]
     assert "fault of the pipeline, not of the file" in results["odd.tif"]["error_message"]
+
+
+def _overlaps(results: dict[str, dict[str, float]], names: list[str]) -> list[tuple[str, str]]:
+    """Pairs of `names` whose tasks ran at the same time."""
+    return [(a, b) for a in names for b in names if a < b and results[a]["started"] < results[b]["ended"]
+            and results[b]["started"] < results[a]["ended"]]
+
+
+@pytest.mark.parametrize("budget", [2.0, 1.5])
+def test_an_admission_holds_the_tasks_in_the_pool_to_its_budget(budget: float) -> None:
+    # Two workers, four tasks of need 1 and one of need 3. Within a budget of 2 the small ones run two at a time;
+    # within 1.5, one at a time; the large one, over either budget, runs alone all the same (never waits forever).
+    needs = {"a": 1.0, "b": 1.0, "big": 3.0, "c": 1.0, "d": 1.0}
+    jobs: list[Job] = [(name, (n, 0.6)) for n, name in enumerate(needs)]
+    with worker_pool(2, 0) as pool:
+        results = run_each(pool, stamped, jobs, timeout_s=30.0, step="read",
+                           admission=Admission(lambda job: needs[job[0]], budget))
+    assert [results[name]["n"] for name in needs] == list(range(5))
+    assert not [pair for pair in _overlaps(results, list(needs)) if "big" in pair]
+    small = _overlaps(results, ["a", "b", "c", "d"])
+    assert (small == []) == (budget < 2.0), small  # two at a time within 2 (the workers' count), one within 1.5

@@ -21,6 +21,10 @@ Workers are spawned, not forked: a fork would inherit whatever the parent has lo
 the Dagster process) and count it against the worker's memory cap. Each starts with
 `scanfile.init_worker` (memory cap, quiet tifffile), then the pool's own initializer if it has one.
 
+A run may hold its tasks to a budget (`Admission`): the archive's reading admits a scan only while the memory the
+scans in the pool need, its own included, stays within what the run may use, so a worker per core does not mean a
+huge strip per core; a task needing more than the whole budget runs alone.
+
 Every task's outcome is a dict of fields; `run_each` turns what the worker could not report
 itself into its phase's `Failures` fields. Ingest's (`INGEST_FAILURES`, the default) are the
 error columns: ``decode_timeout`` (over the time limit; the worker is killed), ``decode_crashed``
@@ -35,7 +39,7 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -98,6 +102,23 @@ class Failures:
     crash: str
     fields: Callable[[str, str], dict[str, Any]]
     retry_alone: bool = False
+
+
+@dataclass(frozen=True)
+class Admission:
+    """At most `budget` of `need(job)` summed over the tasks in the pool; a task runs alone when nothing else is.
+
+    Attributes:
+        need: a job's share of the budget (MB of memory, for the archive's reading).
+        budget: the whole budget, in the same unit.
+    """
+
+    need: Callable[[Job], float]
+    budget: float
+
+    def admits(self, job: Job, running: Collection[Job]) -> bool:
+        """Whether `job` may join the `running` jobs: always when it would run alone."""
+        return not running or sum(map(self.need, running)) + self.need(job) <= self.budget
 
 
 def _ingest_fields(kind: str, message: str) -> dict[str, Any]:
@@ -196,8 +217,9 @@ def _lost_alone(rel: str, step: str, reason: str, failures: Failures) -> dict[st
 
 def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
                 step: str, window: int, grace_s: float, results: Outcomes, bar: tqdm,
-                failures: Failures) -> list[tuple[Job, str]]:
-    """Run `jobs` with at most `window` in the pool, settling each into `results`; a lost pool is replaced.
+                failures: Failures, admission: Admission | None = None) -> list[tuple[Job, str]]:
+    """Run `jobs` with at most `window` in the pool (and within `admission`), settling each into `results`; a lost
+    pool is replaced.
 
     Returns:
         The jobs that were in a lost pool and have no outcome, each with why the pool was lost, and with
@@ -207,7 +229,7 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
     settled: SimpleQueue[Future] = SimpleQueue()  # fed by the futures' callbacks: O(1) a task; `wait` is O(window)
     unsettled: list[tuple[Job, str]] = []
     while queue or running:
-        while queue and len(running) < window:
+        while queue and len(running) < window and (admission is None or admission.admits(queue[0], running.values())):
             rel, args = queue.popleft()
             future = pool.schedule(task, args, timeout_s)
             running[future] = (rel, args)
@@ -244,7 +266,8 @@ def _run_window(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Seq
 
 
 def run_each(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequence[Job], timeout_s: float,
-             step: str, grace_s: float = GRACE_S, failures: Failures = INGEST_FAILURES) -> Outcomes:
+             step: str, grace_s: float = GRACE_S, failures: Failures = INGEST_FAILURES,
+             admission: Admission | None = None) -> Outcomes:
     """Run `task(*args)` for every job in the pool, each under `timeout_s`; never raises for one job's failure.
 
     Args:
@@ -255,14 +278,16 @@ def run_each(pool: WorkerPool, task: Callable[..., dict[str, Any]], jobs: Sequen
         step: names the step in messages and the progress bar (``header``, ``decode``).
         grace_s: how long past `timeout_s` the pool may settle nothing before it counts as lost.
         failures: how a task its worker could not report is reported (ingest's error columns by default).
+        admission: a budget the tasks in the pool share (`Admission`); with one, the pool holds no more tasks than
+            it has workers, so a task waiting for a worker holds none of it.
 
     Returns:
         Relative path -> the task's fields, or the failure fields (module docstring).
     """
     results: Outcomes = {}
     with progress(None, total=len(jobs), desc=f"{failures.phase} {step}", unit="file") as bar:
-        unsettled = _run_window(pool, task, jobs, timeout_s, step, WINDOW_PER_WORKER * pool.workers, grace_s,
-                                results, bar, failures)
+        window = pool.workers if admission else WINDOW_PER_WORKER * pool.workers
+        unsettled = _run_window(pool, task, jobs, timeout_s, step, window, grace_s, results, bar, failures, admission)
         if any(reason == _DIED_BESIDE for _, reason in unsettled):
             pool.renew()  # fresh workers: the others' kept heaps are not beside the file when it runs alone
         for job, _ in unsettled:  # again, one at a time: a file that loses this pool too is the cause
