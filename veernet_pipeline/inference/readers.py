@@ -14,11 +14,19 @@ library) is replaced; its scan is read again alone in a fresh pool (the OOM kill
 process, whose scan may fit once its neighbours are gone), and if it dies again only that scan fails,
 recorded and retried on the next run like any failed scan. One scan to read, a model handed in
 (`loaded`) or CUDA: read in the calling process.
+
+Memory: a scan's reading grows with its pixels (`reading_mb`, measured in benchmarks/results/reading_memory.md:
+about 56 MB a million pixels, a 563 x 12,800 strip 0.6 GB, a 563 x 102,400 one 3.4 GB), so a worker per core
+could hold more than the machine has. The run takes what it may use when it starts (`inference.memory.available_mb`,
+a container's limit included; `MEMORY_SHARE` of it, or `VEERNET_READ_MEMORY_MB` when set), leaves each worker's
+own `WORKER_MB`, and starts a scan only while the scans being read fit the rest (`io.pool.Admission`); a scan
+that alone needs more is read alone, with a warning naming it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ import torch
 from torch import nn
 
 from veernet_pipeline.config import ExtractParams, InferParams
+from veernet_pipeline.errors import OperatorError
 from veernet_pipeline.inference.digitize import (
     DigitizedLog,
     alike_count,
@@ -34,9 +43,10 @@ from veernet_pipeline.inference.digitize import (
     exchanged_count,
     write_digitized,
 )
+from veernet_pipeline.inference.memory import available_mb
 from veernet_pipeline.io.calibration import Calibration
 from veernet_pipeline.io.manifest import sidecar_path
-from veernet_pipeline.io.pool import Failures, Job, Outcomes, run_each, worker_count, worker_pool
+from veernet_pipeline.io.pool import Admission, Failures, Job, Outcomes, run_each, worker_count, worker_pool
 from veernet_pipeline.io.resolution import Resampling
 from veernet_pipeline.io.tiff import decode_colour, read_header
 from veernet_pipeline.model.veernet import load_model
@@ -56,6 +66,61 @@ FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
                     "the OOM killer on a large scan (it died again when read alone in a fresh pool), or a crash in a "
                     "native library", lambda _kind, message: {"status": "failed", "reason": message},  # every kind
                     retry_alone=True)
+
+
+# One scan's reading on one thread, the `cpu` profile's (mirrored), as a line in its pixels, from the larger of its
+# stored and its net size (benchmarks/results/reading_memory.md, 14 reads of 3.6-57.7 Mpx, tracks of 3 and 5
+# curves: least squares 55.5 MB per Mpx + 243 MB, a read 15 % apart between runs; these lie above every read, the
+# largest by 15 %; mirroring off reads less).
+READ_MB_PER_MPX = 64.0
+READ_SCAN_MB = 300.0
+WORKER_MB = 500.0  # a reading worker with torch and the model loaded, before its first scan (same page)
+MEMORY_SHARE = 0.8  # of the memory available when the run starts: the rest for the run's own process and page cache
+MEMORY_ENV = "VEERNET_READ_MEMORY_MB"  # the memory a run's reading workers may hold together, MB, instead
+
+
+def reading_mb(pixels: int) -> float:
+    """Memory one scan of `pixels` (rows x columns) takes to read in a worker on one thread, MB (an upper bound)."""
+    return READ_SCAN_MB + READ_MB_PER_MPX * pixels / 1e6
+
+
+def scan_pixels(row: dict[str, Any]) -> int:
+    """A manifest row's pixels: the larger of the stored landscape size and the size the net reads."""
+    return max(int(row["width"]) * int(row["height"]), int(row["net_width"]) * int(row["net_height"]))
+
+
+def reading_memory_mb() -> tuple[float, str]:
+    """The memory a run's reading workers may hold together, MB, and where that figure comes from (for the log)."""
+    given = os.environ.get(MEMORY_ENV, "").strip()
+    if not given:
+        return MEMORY_SHARE * available_mb(), f"{MEMORY_SHARE:.0%} of the memory available"
+    try:
+        total = float(given)
+    except ValueError:
+        raise OperatorError(f"{MEMORY_ENV}={given!r} is not a number of MB",
+                            f"set it to the memory the reading may use, in MB (e.g. {MEMORY_ENV}=12000), or unset "
+                            f"it to use {MEMORY_SHARE:.0%} of the memory available") from None
+    return total, MEMORY_ENV
+
+
+def reading_budget(workers: int, jobs: Sequence[Job]) -> Admission:
+    """How much of the scans' reading `workers` workers may hold at once: what the run may use, less the workers.
+
+    The run may use `reading_memory_mb`; a scan needing more than is left after the workers' own is read alone
+    (a warning names each).
+    """
+    total, source = reading_memory_mb()
+    budget = max(0.0, total - workers * WORKER_MB)
+    admission = Admission(lambda job: reading_mb(scan_pixels(job[1][0])), budget)
+    log.info("reading %d scans in %d workers: %.0f MB for their scans (%s, %.0f MB, less %.0f MB a worker), the "
+             "largest needing about %.0f MB", len(jobs), workers, budget, source, total, WORKER_MB,
+             max(map(admission.need, jobs)))
+    for job in jobs:
+        if admission.need(job) > budget:
+            log.warning("%s: needs about %.0f MB to read, more than the %.0f MB the scans may hold together: it is "
+                        "read alone (if its worker dies even so, read it on a larger machine)", job[1][0]["path"],
+                        admission.need(job), budget)
+    return admission
 
 
 def counted(notes: str) -> dict[str, float]:
@@ -78,7 +143,7 @@ def read_scans(
         ingested_dir, raw_dir, label, infer, extract: as `inference.archive.digitize_validated`.
         workers: reading processes on a CPU; 0 = as many as torch's thread count in this process (one per core
             unless `OMP_NUM_THREADS` says otherwise: a run told to use one thread reads in this process), never
-            more than the jobs.
+            more than the jobs. They read as many scans at once as `reading_budget` lets them.
 
     Returns:
         Relative LAS path -> ``status`` "written" with the scan's figures, or "failed" with its ``reason``.
@@ -86,8 +151,10 @@ def read_scans(
     settings = (Path(ingested_dir), Path(raw_dir), label, infer, extract)
     workers = 1 if in_process or device == "cuda" else worker_count(workers or torch.get_num_threads(), len(jobs))
     if workers > 1:
+        admission = reading_budget(workers, jobs)
         with worker_pool(workers, 0, _start_reader, (Path(model_dir), *settings)) as pool:
-            return run_each(pool, _read_in_reader, jobs, READ_TIMEOUT_S, "read", failures=FAILURES)
+            return run_each(pool, _read_in_reader, jobs, READ_TIMEOUT_S, "read", failures=FAILURES,
+                            admission=admission)
     return {rel: digitize_job(model, device, *settings, *args)
             for rel, args in progress(jobs, total=len(jobs), desc="digitize read", unit="scan")}
 
