@@ -12,7 +12,7 @@ from tests.conftest import make_project
 from tests.cpu import has_bf16_instructions
 from tests.nets import untrained_veernet
 from veernet_pipeline.cli import main
-from veernet_pipeline.commands.doctor import check_disk
+from veernet_pipeline.commands.doctor import check_disk, check_memory
 from veernet_pipeline.config import load_settings
 from veernet_pipeline.io.classes import NUM_CLASSES
 from veernet_pipeline.io.tiff import write_tiff
@@ -63,7 +63,8 @@ def test_a_healthy_setup_passes_every_check(project: Path, tmp_path: Path, monke
     finally:
         torch.set_num_threads(threads)
     assert code == 0
-    assert set(checks) == {"python", "torch", "params", "mlflow", "DAGSTER_HOME", "archive", "resolution", "disk"}
+    assert set(checks) == {"python", "torch", "memory", "params", "mlflow", "DAGSTER_HOME", "archive", "resolution",
+                           "disk"}
     assert all(line.startswith("OK") for line in checks.values()), checks
     assert "models:/veernet-multiclass@champion is version 1" in checks["mlflow"]
     assert "1 scans" in checks["archive"] and "embedded SQLite" in checks["DAGSTER_HOME"]
@@ -109,6 +110,26 @@ def test_bad_params_stop_the_checks_that_need_them(project: Path, capsys: pytest
     code, checks = _doctor(project, capsys)
     assert code == 1 and checks["params"].startswith("PROBLEM") and "infer.max_attempts" in checks["params"]
     assert "mlflow" not in checks
+
+
+@pytest.mark.parametrize(("given", "ok", "said"), [
+    # By hand: 2 workers of 0.5 GB; a 640 x 12,800 strip needs 300 + 64 x 8.192 = 824.3 MB. 5,000 MB leaves 4,000:
+    # 4 strips at once. 1,800 MB leaves 800: not one.
+    ("5000", True, "4.9 GB for an archive run's reading (VEERNET_READ_MEMORY_MB): 2 worker(s) of 0.49 GB leave "
+                   "3.9 GB for scans, 4 640 x 12,800 strip(s) at once (0.80 GB each)"),
+    ("1800", False, "leave 0.8 GB for scans, 0 640 x 12,800 strip(s)"),
+    ("lots", False, "VEERNET_READ_MEMORY_MB='lots' is not a number of MB"),
+])
+def test_the_memory_check_wants_room_for_a_strip_beside_the_workers(given: str, ok: bool, said: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VEERNET_READ_MEMORY_MB", given)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        check = check_memory()
+    finally:
+        torch.set_num_threads(threads)
+    assert check.ok == ok and said in check.detail, check.detail
 
 
 def test_the_disk_check_wants_twice_the_archive(tmp_path: Path) -> None:

@@ -78,6 +78,27 @@ def check_torch() -> Check:
                                 "thread: OMP_NUM_THREADS sets it)")
 
 
+def check_memory() -> Check:
+    """Whether an archive run's reading workers leave room for a scan: the figure the run itself takes (an
+    unreadable `VEERNET_READ_MEMORY_MB` fails here first)."""
+    import torch
+
+    from veernet_pipeline.inference.readers import MEMORY_ENV, WORKER_MB, reading_mb, reading_memory_mb
+
+    try:
+        total, source = reading_memory_mb()
+    except OperatorError as exc:
+        return Check("memory", False, str(exc), exc.advice)
+    workers = torch.get_num_threads()
+    strip = reading_mb(640 * 12_800)  # the generator's largest strip: about 14 minutes of a log at 200 dpi
+    left = total - workers * WORKER_MB
+    detail = (f"{total / 1024:.1f} GB for an archive run's reading ({source}): {workers} worker(s) of "
+              f"{WORKER_MB / 1024:.2f} GB leave {max(left, 0) / 1024:.1f} GB for scans, {int(max(left, 0) // strip)} "
+              f"640 x 12,800 strip(s) at once ({strip / 1024:.2f} GB each)")
+    return Check("memory", left >= strip, detail, f"free memory, set {MEMORY_ENV} (MB) higher, or OMP_NUM_THREADS "
+                 "lower for fewer reading workers (docs/runbooks/digitise-an-archive.md, Memory)")
+
+
 def _precision(dtype: Any) -> str:
     """`reading.predict.inference_dtype`'s answer (a torch dtype or None) in words."""
     return "fp32" if dtype is None else "bf16 (the hardware computes it; fp32 elsewhere)"
@@ -181,7 +202,7 @@ def check_disk(folder: Path, archive_bytes: int, free_bytes: int | None = None) 
 
 def diagnose(settings_of: Callable[[], Settings]) -> list[Check]:
     """Every check, in the order an operator fixes them; later checks need the params to load."""
-    checks = [check_python(), check_torch()]
+    checks = [check_python(), check_torch(), check_memory()]
     try:
         settings = settings_of()
     except OperatorError as exc:
