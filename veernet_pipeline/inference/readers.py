@@ -70,8 +70,8 @@ FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
 
 # One scan's reading on one thread, the `cpu` profile's (mirrored), as a line in its pixels, from the larger of its
 # stored and its net size (benchmarks/results/reading_memory.md, 14 reads of 3.6-57.7 Mpx, tracks of 3 and 5
-# curves: least squares 55.5 MB per Mpx + 243 MB, a read 15 % apart between runs; these lie above every read, the
-# largest by 15 %; mirroring off reads less).
+# curves: least squares about 56 MB per Mpx + 180-240 MB in three runs, the same read up to 30 % apart between
+# runs; these lie above every read of the three, the closest by 7 %; mirroring off reads less).
 READ_MB_PER_MPX = 64.0
 READ_SCAN_MB = 300.0
 WORKER_MB = 500.0  # a reading worker with torch and the model loaded, before its first scan (same page)
