@@ -261,8 +261,9 @@ def _archive(tmp_path: Path) -> tuple[Path, Path, Path]:
                                               {"mnemonic": "NPHI", "top_value": 0.45, "bottom_value": -0.15}],
                                    "well": {"WELL": f"W{i}"}}).write(raw / calibration)
             calibration_sha256 = hashlib.sha256((raw / calibration).read_bytes()).hexdigest()
-        rows.append({"path": f"scan{i}.tif", "sha256": sha, "decoded": f"scans/{sha[:16]}.tif",
-                     "calibration": calibration, "calibration_sha256": calibration_sha256, "page_file": ""})
+        rows.append({"path": f"scan{i}.tif", "sha256": sha, "decoded": f"scans/{sha[:16]}.tif", "width": 320,
+                     "height": 96, "net_width": 320, "net_height": 96, "calibration": calibration,
+                     "calibration_sha256": calibration_sha256, "page_file": ""})
     # The last scan's decoded file is missing: it must fail alone, with its reason.
     (ingested / "scans" / f"{rows[2]['sha256'][:16]}.tif").unlink()
     validated.mkdir()
