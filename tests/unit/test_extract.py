@@ -14,7 +14,7 @@ from tests.maps import blank, centre, dashes, paint
 from veernet_pipeline.config import ExtractParams, Settings
 from veernet_pipeline.io.classes import style_class
 from veernet_pipeline.reading import extract
-from veernet_pipeline.reading.candidates import Candidates, find_candidates
+from veernet_pipeline.reading.candidates import Candidates, _float64_sum, find_candidates
 from veernet_pipeline.reading.confidence import confidence_figures
 from veernet_pipeline.reading.extract import curve_groups, run_holders, trace_curves
 from veernet_pipeline.reading.paths import (
@@ -448,3 +448,15 @@ def test_two_curves_of_one_style_keep_their_pens_where_the_busy_one_runs_flat(
     monkeypatch.setattr(extract, "alike_measure", lambda cands, states: (cands.height,
                                                                          typical_measure(cands.height, states)))
     assert not _worst_error(probs, test_settings.extract, classes, truth) <= 4  # re-read by heights: they trade
+
+
+@pytest.mark.parametrize("channels", [[1], [2, 5], [6, 1, 3], [1, 2, 3, 4, 5, 6]])
+def test_the_ink_sums_have_np_sums_bits(channels: list[int]) -> None:
+    # The second formula: numpy's own sum along the stacked channels, which `find_candidates` used before it added
+    # them one by one; float32 maps of skewed values, whose float64 sums depend on the order of adding.
+    probs = np.random.default_rng(len(channels)).random((7, 61, 157), dtype=np.float32) ** 3
+    where = probs[0] > 0.4
+    whole = np.sum([probs[c] for c in channels], axis=0, dtype=np.float64)
+    picked = np.sum([probs[c][where] for c in channels], axis=0, dtype=np.float64)
+    assert np.array_equal(_float64_sum(probs, channels, whole.shape), whole)
+    assert np.array_equal(_float64_sum(probs, channels, picked.shape, where), picked)

@@ -79,6 +79,19 @@ class Candidates:
         return np.isfinite(self.top)
 
 
+def _float64_sum(probs: np.ndarray, channels: Sequence[int], shape: tuple[int, ...],
+                 where: np.ndarray | None = None) -> np.ndarray:
+    """The float64 sum of `probs[channels]` (each `[where]` if given), added channel by channel in order.
+
+    The same bits as `np.sum` of the list along axis 0 (which adds in that order too), without the stacked
+    (len(channels), ...) copy the list becomes first: a third of `find_candidates`' time on a strip.
+    """
+    total = np.zeros(shape)
+    for c in channels:
+        total += probs[c] if where is None else probs[c][where]
+    return total
+
+
 def find_candidates(
     probs: np.ndarray, classes: Sequence[Sequence[int]], max_candidates: int, min_confidence: float,
     rgb: np.ndarray | None = None, colours: Sequence[str | None] = (), ink_classes: Sequence[int] | None = None,
@@ -103,7 +116,7 @@ def find_candidates(
     if any(not 0 < c < n_channels for c in union):
         raise ValueError(f"curve classes {list(classes)} or ink classes {ink_classes} name channels outside "
                          f"1..{n_channels - 1}")
-    ink = np.sum([probs[c] for c in union], axis=0, dtype=np.float64) if union else np.zeros((height, width))
+    ink = _float64_sum(probs, union, (height, width))
     inside = ink >= min_confidence
     if n_channels == NUM_CLASSES:
         # Along a steep stroke a broken style's dash gaps cut its column into a ladder of short runs whose rows the
@@ -132,7 +145,7 @@ def find_candidates(
     # Each run has exactly one first pixel: the sum of first rows per run is its top row.
     first = starts[inside]
     top = np.bincount(keys[first], weights=y[first], minlength=size).reshape(width, n_runs)
-    curve_ink = [np.sum([probs[c][inside] for c in curve], axis=0, dtype=np.float64) for curve in classes]
+    curve_ink = [_float64_sum(probs, curve, (np.count_nonzero(inside),), inside) for curve in classes]
     if rgb is not None and any(c is not None for c in colours):
         if rgb.shape != (height, width, 3):
             raise ValueError(f"the colour print is {rgb.shape}, not the map's (H, W, 3) = {(height, width, 3)}")
