@@ -11,7 +11,8 @@ the import path (`compare_reading.run_with_code`, which fails if another `veerne
 and its own params.yaml; both read the same scan, sidecar and model. The checkouts take turns, one untimed
 run each first (it may compile the path searches into numba's cache). Default scan: the widest log of
 the own test split no taller than 640 px (603 x 12,719, three curves, on the `cpu` synthetic set).
-Reports each checkout's median seconds and the ratio; writes `results/<name>.{json,md}`.
+Reports each checkout's median seconds and the ratio, and whether the two wrote the same LAS bytes (a change
+meant for speed alone should); writes `results/<name>.{json,md}`.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def main() -> None:
         for repeat in range(args.repeats):
             for label, code in codes.items():
                 seconds[label].append(timed_run(code, args.profile, scan, model, Path(tmp) / f"{label}-{repeat}.las"))
+        same = (Path(tmp) / "before-warm.las").read_bytes() == (Path(tmp) / "after-warm.las").read_bytes()
     median = {label: statistics.median(values) for label, values in seconds.items()}
     record = machine(load_before)
     rows = [[label, str(codes[label]), f"{median[label]:.2f}", " / ".join(f"{s:.2f}" for s in seconds[label])]
@@ -80,10 +82,12 @@ def main() -> None:
     body = (markdown_table(["code", "checkout", "median s", "runs"], rows, {2})
             + f"\n`veernet --profile {args.profile} digitize {scan.name}` ({scan.parent}), model {model}: "
             f"before / after = **{median['before'] / median['after']:.2f}x**, median of {args.repeats} runs each "
-            f"after one untimed run, the checkouts taking turns.\n\n{load_note(record)}\n")
+            f"after one untimed run, the checkouts taking turns. The same LAS bytes: {'yes' if same else 'no'}."
+            f"\n\n{load_note(record)}\n")
     document = {"scan": str(scan), "model": str(model), "profile": args.profile,
                 "code": {label: str(code) for label, code in codes.items()}, "seconds": seconds,
-                "median_seconds": median, "ratio": median["before"] / median["after"], "machine": record}
+                "median_seconds": median, "ratio": median["before"] / median["after"], "same_las_bytes": same,
+                "machine": record}
     write_results(args.out, args.name, document, "`veernet digitize` end to end on one strip", body)
 
 
