@@ -46,7 +46,7 @@ def test_an_admission_holds_the_tasks_in_the_pool_to_its_budget(budget: float) -
     # Two workers, four tasks of need 1 and one of need 3. Within a budget of 2 the small ones run two at a time;
     # within 1.5, one at a time; the large one, over either budget, runs alone all the same (never waits forever).
     needs = {"a": 1.0, "b": 1.0, "big": 3.0, "c": 1.0, "d": 1.0}
-    jobs: list[Job] = [(name, (n, 0.6)) for n, name in enumerate(needs)]
+    jobs: list[Job] = [(name, (n, 1.0)) for n, name in enumerate(needs)]  # long beside a worker's spawn under load
     with worker_pool(2, 0) as pool:
         results = run_each(pool, stamped, jobs, timeout_s=30.0, step="read",
                            admission=Admission(lambda job: needs[job[0]], budget))
