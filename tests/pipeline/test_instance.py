@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from pathlib import Path
 
 import yaml
-from dagster import DagsterInstance
+from dagster import DagsterInstance, asset, materialize
 from dagster._core.run_coordinator import QueuedRunCoordinator
 
 from tests.conftest import REPO
@@ -27,3 +28,27 @@ def test_make_installs_a_run_queue_with_a_concurrency_limit(tmp_path: Path) -> N
     bare.mkdir()
     with DagsterInstance.from_config(str(bare)) as instance:
         assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs != limit
+
+
+@asset
+def logs_a_line() -> None:
+    logging.getLogger("veernet_pipeline.inference.readers").info("reading 3 scans in 2 workers")
+
+
+def _logged(home: Path) -> list[str]:
+    """The messages of a run of `logs_a_line` on the instance in `home`."""
+    with DagsterInstance.from_config(str(home)) as instance:
+        result = materialize([logs_a_line], instance=instance)
+        return [record.user_message for record in instance.all_logs(result.run_id)]
+
+
+def test_the_librarys_log_lines_reach_the_run_page(tmp_path: Path) -> None:
+    home = tmp_path / "dagster_home"
+    subprocess.run(["make", "-s", f"DAGSTER_HOME={home}", f"{home}/dagster.yaml"], cwd=REPO, check=True)
+    assert any(m.startswith("reading 3 scans in 2 workers") for m in _logged(home))
+    for template in ("dagster.yaml", "dagster-postgres.yaml"):  # the shared deployment's the same
+        assert yaml.safe_load((REPO / "deploy" / template).read_text())["python_logs"] == {
+            "managed_python_loggers": ["veernet_pipeline"], "python_log_level": "INFO"}
+    bare = tmp_path / "bare"  # Dagster's default instance drops them: the check above can fail
+    bare.mkdir()
+    assert not any(m.startswith("reading 3 scans in 2 workers") for m in _logged(bare))
