@@ -84,7 +84,7 @@ def _float64_sum(probs: np.ndarray, channels: Sequence[int], shape: tuple[int, .
     """The float64 sum of `probs[channels]` (each `[where]` if given), added channel by channel in order.
 
     The same bits as `np.sum` of the list along axis 0 (which adds in that order too), without the stacked
-    (len(channels), ...) copy the list becomes first: a third of `find_candidates`' time on a strip.
+    (len(channels), ...) copy the list becomes first: most of `find_candidates`' time on a strip (docs/reading.md).
     """
     total = np.zeros(shape)
     for c in channels:
@@ -145,7 +145,7 @@ def find_candidates(
     # Each run has exactly one first pixel: the sum of first rows per run is its top row.
     first = starts[inside]
     top = np.bincount(keys[first], weights=y[first], minlength=size).reshape(width, n_runs)
-    curve_ink = [_float64_sum(probs, curve, (np.count_nonzero(inside),), inside) for curve in classes]
+    curve_ink = [_float64_sum(probs, curve, ink_in.shape, inside) for curve in classes]
     if rgb is not None and any(c is not None for c in colours):
         if rgb.shape != (height, width, 3):
             raise ValueError(f"the colour print is {rgb.shape}, not the map's (H, W, 3) = {(height, width, 3)}")
