@@ -8,12 +8,15 @@ on one thread and a process on several write the same LAS, on any core count, as
 scores it.
 
 As many workers as torch has threads in the calling process (one per core, or `OMP_NUM_THREADS`: a
-tranche run given one thread beside others reads in its own process), from `io.pool`: spawned,
-each loading the model once. One that dies (the OOM killer on a huge strip, a crash in a native
-library) is replaced; its scan is read again alone in a fresh pool (the OOM killer picks the largest
-process, whose scan may fit once its neighbours are gone), and if it dies again only that scan fails,
-recorded and retried on the next run like any failed scan. One scan to read, a model handed in
-(`loaded`) or CUDA: read in the calling process.
+tranche run given one thread beside others reads in one worker), from `io.pool`: spawned, each loading
+the model once. One that dies (the OOM killer on a huge strip, a crash in a native library) is
+replaced; its scan is read again alone in a fresh pool (the OOM killer picks the largest process, whose
+scan may fit once its neighbours are gone), and if it dies again only that scan fails, recorded and
+retried on the next run like any failed scan. So a run always reads in workers on a CPU, even one
+scan in one worker (a spawn and a model load, about 3 s): read in the run's own process, a scan that
+kills its reader would kill the run, and every retry of it, so the tranche would never finish. A model
+handed in (`loaded`, which no worker can load) or CUDA (a GPU's out-of-memory is an exception, caught
+per scan): read in the calling process.
 
 Memory: a scan's reading grows with its pixels (`reading_mb`, measured in benchmarks/results/reading_memory.md:
 about 56 MB a million pixels, a 563 x 12,800 strip 0.6 GB, a 563 x 102,400 one 3.4 GB), so a worker per core
@@ -63,7 +66,7 @@ READ_TIMEOUT_S = 1800.0
 # The fields of a scan its worker could not report (`io.pool.Failures`): failed with the reason, retried next run.
 FAILURES = Failures("digitize", "inference.readers.READ_TIMEOUT_S",
                     "Look for a scan far larger than the rest in the manifest",
-                    "the OOM killer on a large scan (it died again when read alone in a fresh pool), or a crash in a "
+                    "the OOM killer on a large scan (it died with no other scan beside it), or a crash in a "
                     "native library", lambda _kind, message: {"status": "failed", "reason": message},  # every kind
                     retry_alone=True)
 
@@ -132,7 +135,7 @@ def read_scans(
     jobs: Sequence[Job], model: nn.Module, model_dir: Path, device: str, in_process: bool, ingested_dir: Path,
     raw_dir: Path, label: str, infer: InferParams, extract: ExtractParams, workers: int = 0,
 ) -> Outcomes:
-    """Digitise each job's scan (`digitize_job`), in worker processes on a CPU unless `in_process` or one job.
+    """Digitise each job's scan (`digitize_job`), in worker processes on a CPU unless `in_process`.
 
     Args:
         jobs: (LAS path relative to the output root, (manifest row as a dict, LAS path, QC PNG path)) per scan.
@@ -142,15 +145,15 @@ def read_scans(
         in_process: read in this process even on a CPU (a model handed in rather than loaded from `model_dir`).
         ingested_dir, raw_dir, label, infer, extract: as `inference.archive.digitize_validated`.
         workers: reading processes on a CPU; 0 = as many as torch's thread count in this process (one per core
-            unless `OMP_NUM_THREADS` says otherwise: a run told to use one thread reads in this process), never
+            unless `OMP_NUM_THREADS` says otherwise: a run told to use one thread reads in one worker), never
             more than the jobs. They read as many scans at once as `reading_budget` lets them.
 
     Returns:
         Relative LAS path -> ``status`` "written" with the scan's figures, or "failed" with its ``reason``.
     """
     settings = (Path(ingested_dir), Path(raw_dir), label, infer, extract)
-    workers = 1 if in_process or device == "cuda" else worker_count(workers or torch.get_num_threads(), len(jobs))
-    if workers > 1:
+    if jobs and not in_process and device != "cuda":
+        workers = worker_count(workers or torch.get_num_threads(), len(jobs))
         admission = reading_budget(workers, jobs)
         with worker_pool(workers, 0, _start_reader, (Path(model_dir), *settings)) as pool:
             return run_each(pool, _read_in_reader, jobs, READ_TIMEOUT_S, "read", failures=FAILURES,
