@@ -32,6 +32,15 @@ def stamped(n: int, sleep_s: float) -> dict[str, float]:
     return {"n": n, "started": started, "ended": time.time()}
 
 
+def waits(pid_file: str, sleep_s: float) -> dict[str, int]:
+    """Write this worker's pid to `pid_file`, then work for `sleep_s` seconds."""
+    with open(pid_file + ".tmp", "w") as handle:
+        handle.write(str(os.getpid()))
+    os.replace(pid_file + ".tmp", pid_file)
+    time.sleep(sleep_s)
+    return {"pid": os.getpid()}
+
+
 def returns(n: int) -> dict[str, object]:
     """Fields holding `n`, or for a negative `n` an object the parent cannot unpickle."""
     return {"value": n if n >= 0 else FailsToArrive()}

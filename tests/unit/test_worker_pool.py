@@ -3,6 +3,13 @@ on record, a result the parent cannot read): real spawned workers, real SIGKILLs
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from tests.worker_probe import DiesOnArrival, fields, returns, stamped
@@ -54,3 +61,42 @@ def test_an_admission_holds_the_tasks_in_the_pool_to_its_budget(budget: float) -
     assert not [pair for pair in _overlaps(results, list(needs)) if "big" in pair]
     small = _overlaps(results, ["a", "b", "c", "d"])
     assert (small == []) == (budget < 2.0), small  # two at a time within 2 (the workers' count), one within 1.5
+
+
+RUN_WITH_A_WORKER = """
+import sys
+from tests.worker_probe import waits
+from veernet_pipeline.io.pool import run_each, worker_pool
+with worker_pool(1, 0) as pool:
+    run_each(pool, waits, [("a.tif", (sys.argv[1], 60.0))], timeout_s=120.0, step="read")
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting to be reaped counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+def test_a_worker_dies_with_the_run_that_started_it(tmp_path: Path) -> None:
+    # A run SIGKILLed (the OOM killer, an operator) cannot stop its pool; its worker must not go on with the file.
+    pid_file = tmp_path / "worker.pid"
+    with subprocess.Popen([sys.executable, "-c", RUN_WITH_A_WORKER, str(pid_file)], cwd=Path(__file__).parents[2],
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}) as run:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists():
+            assert run.poll() is None and time.monotonic() < deadline, "the worker never started its task"
+            time.sleep(0.05)
+        worker = int(pid_file.read_text())
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(worker)
+    if alive:
+        os.kill(worker, signal.SIGKILL)  # leave no orphan behind a failing test
+    assert not alive, "the worker outlived its run by 10 s"

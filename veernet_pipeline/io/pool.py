@@ -20,6 +20,9 @@ again is the only one charged with it and the rest of the batch goes on.
 Workers are spawned, not forked: a fork would inherit whatever the parent has loaded (torch in
 the Dagster process) and count it against the worker's memory cap. Each starts with
 `scanfile.init_worker` (memory cap, quiet tifffile), then the pool's own initializer if it has one.
+On Linux each also dies with the process that started it (`_die_with_parent`): a run killed outright
+(the OOM killer, a SIGKILL from an operator or a scheduler) leaves no worker behind to finish its file
+and write an output after the run is gone.
 
 A run may hold its tasks to a budget (`Admission`): the archive's reading admits a scan only while the memory the
 scans in the pool need, its own included, stays within what the run may use, so a worker per core does not mean a
@@ -34,10 +37,12 @@ archive's reading workers (`inference.readers`) report a failed scan the same wa
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
@@ -70,6 +75,7 @@ GRACE_S = 60.0
 _ALL_EXPIRED = "All workers expired"
 # Our own reason when a pool settles nothing for `timeout_s + grace_s`: a worker died holding the channel lock.
 _STALLED = "no task settled in"
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies (linux/prctl.h)
 # Our own reason for a task run again alone because its worker died beside others (`Failures.retry_alone`).
 _DIED_BESIDE = "its worker died beside others"
 
@@ -131,7 +137,25 @@ INGEST_FAILURES = Failures("ingest", "ingest.timeout_s", "Re-export the scan, or
                            _ingest_fields)
 
 
-def _start_worker(memory_mb: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Have Linux SIGKILL this process when the one that started it dies (prctl PR_SET_PDEATHSIG); elsewhere nothing.
+
+    Without it a worker outlives a run killed by SIGKILL, which has no chance to stop its pool: it finishes the
+    file in hand and writes its output after the run is gone (tests/pipeline/test_archive_kill.py saw one LAS
+    more than the killed run had written).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # the parent died before the request took hold
+        os._exit(1)
+
+
+def _start_worker(parent: int, memory_mb: int, initializer: Callable[..., None] | None,
+                  initargs: tuple[Any, ...]) -> None:
+    _die_with_parent(parent)
     init_worker(memory_mb)
     if initializer is not None:
         initializer(*initargs)
@@ -149,7 +173,7 @@ class WorkerPool:
 
     def _start(self) -> ProcessPool:
         return ProcessPool(max_workers=self.workers, initializer=_start_worker,
-                           initargs=(self.memory_mb, self.initializer, self.initargs),
+                           initargs=(os.getpid(), self.memory_mb, self.initializer, self.initargs),
                            context=multiprocessing.get_context("spawn"))
 
     def schedule(self, task: Callable[..., Any], args: tuple[Any, ...] = (), timeout: float | None = None) -> Future:
